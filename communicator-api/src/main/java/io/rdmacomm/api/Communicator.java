@@ -1,0 +1,174 @@
+package io.rdmacomm.api;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedChannelException;
+import java.util.Set;
+
+/**
+ * A blocking, socket-like byte stream between two peers, in the style of GVirtuS's {@code Communicator}
+ * and of {@link java.nio.channels.SocketChannel}.
+ *
+ * <p>A communicator is created unconnected by {@link Communicators#open(Endpoint)} and then takes one of two
+ * roles: the <em>server</em> role ({@link #serve()}, then {@link #accept()} any number of times, each returning a
+ * new connected communicator for one peer) or the <em>client</em> role ({@link #connect()}). A connected
+ * communicator carries an ordered, reliable byte stream in each direction.
+ *
+ * <p><b>Concurrency.</b> One thread may read while another writes (full duplex). Two concurrent readers, or two
+ * concurrent writers, are not supported. {@link #close()} may be called from any thread at any time.
+ *
+ * <p><b>Timeouts.</b> Every blocking call is bounded by the endpoint's options: {@code connectTimeout},
+ * {@code acceptTimeout}, {@code readTimeout} and {@code handshakeTimeout} (see {@link EndpointOption}). A zero
+ * accept or read timeout means "wait until the peer acts or the communicator is closed".
+ *
+ * <p><b>Errors.</b> Failures are {@link IOException}s: {@link EOFException} for a stream that ended early,
+ * {@link ClosedChannelException} after {@link #close()}, {@link AsynchronousCloseException} for a call unblocked
+ * by a concurrent close, {@link java.net.SocketTimeoutException} when a timeout expires,
+ * {@link java.net.ConnectException} for a refused or unreachable peer, and {@link CommunicatorException} for
+ * protocol violations and transport failures. Misuse (reading before connecting, serving twice) is an
+ * {@link IllegalStateException}. Messages name the endpoint and what was expected.
+ */
+public interface Communicator extends AutoCloseable {
+
+    /**
+     * The endpoint this communicator was opened on. After {@link #serve()} on port 0 it carries the port that
+     * was actually bound; for a communicator returned by {@link #accept()} it names the server endpoint.
+     */
+    Endpoint endpoint();
+
+    /**
+     * A short description of the remote peer for messages and logs ({@code "127.0.0.1:53122"}), or
+     * {@code "unconnected"} before a connection exists.
+     */
+    String peerName();
+
+    /**
+     * Takes the server role: binds and listens on the endpoint. Port 0 picks a free port, which
+     * {@link #endpoint()} reports afterwards.
+     *
+     * @throws IllegalStateException if this communicator already serves or is connected
+     * @throws IOException if the address cannot be bound; the message names the endpoint
+     */
+    void serve() throws IOException;
+
+    /**
+     * Blocks until the next peer has connected and completed the handshake, and returns a new, connected
+     * communicator for it. A peer that fails the handshake (wrong magic number or version, garbage, silence
+     * past {@code handshakeTimeout}) is dropped and logged; accept goes on waiting for the next peer.
+     *
+     * @throws IllegalStateException if {@link #serve()} has not been called
+     * @throws java.net.SocketTimeoutException if {@code acceptTimeout} is non-zero and expires
+     * @throws AsynchronousCloseException if this communicator is closed while waiting
+     * @throws ClosedChannelException if this communicator is closed
+     */
+    Communicator accept() throws IOException;
+
+    /**
+     * Takes the client role: connects to the endpoint and completes the handshake.
+     *
+     * @throws IllegalStateException if this communicator already serves or is connected
+     * @throws java.net.ConnectException if the peer refuses or cannot be reached; the message names the endpoint
+     * @throws java.net.SocketTimeoutException if {@code connectTimeout} expires; the message names the endpoint
+     * @throws CommunicatorException if the peer does not speak this protocol
+     */
+    void connect() throws IOException;
+
+    /**
+     * Reads at least one byte into {@code dst}, blocking until one is available, and returns the count; short
+     * reads are normal. Returns {@code -1} once the peer has closed cleanly and every byte it wrote has been
+     * read. Returns 0 only when {@code dst} has no space remaining.
+     *
+     * @throws java.net.SocketTimeoutException if {@code readTimeout} is non-zero and no byte arrives in time
+     * @throws AsynchronousCloseException if another thread closes this communicator while the read waits
+     * @throws ClosedChannelException if this communicator is closed
+     * @throws IllegalStateException if this communicator is not connected
+     */
+    int read(ByteBuffer dst) throws IOException;
+
+    /**
+     * Fills {@code dst} completely, as GVirtuS callers expect of {@code Read(n)}.
+     *
+     * @throws EOFException if the stream ends before {@code dst} is full; the message says how many bytes were
+     *     expected and how many arrived
+     */
+    default void readFully(ByteBuffer dst) throws IOException {
+        int wanted = dst.remaining();
+        while (dst.hasRemaining()) {
+            if (read(dst) < 0) {
+                throw new EOFException("end of stream from " + peerName() + " after "
+                        + (wanted - dst.remaining()) + " of " + wanted + " bytes");
+            }
+        }
+    }
+
+    /**
+     * Takes all remaining bytes of {@code src} (the buffer's position ends at its limit). The bytes may be
+     * buffered; {@link #sync()} guarantees their delivery. Blocks while the peer is not consuming
+     * (backpressure): nothing is ever dropped.
+     *
+     * @throws ClosedChannelException if this communicator is closed
+     * @throws IOException if the connection failed; bytes written since the last successful sync may be lost
+     */
+    void write(ByteBuffer src) throws IOException;
+
+    /**
+     * Returns once every byte written before this call has been handed to the peer: flushed to the peer's
+     * socket on TCP, placed in the peer's memory on RDMA.
+     */
+    void sync() throws IOException;
+
+    /** Whether {@link #close()} has not yet been called. */
+    boolean isOpen();
+
+    /**
+     * Closes this communicator, releasing every thread, socket and native resource it holds. Idempotent.
+     * Unblocks a {@link #read}, {@link #accept()} or {@link #write} waiting in another thread, which then throws
+     * {@link AsynchronousCloseException}; afterwards every I/O call throws {@link ClosedChannelException}.
+     * If no other thread is writing at that moment, close first tries, within the read timeout (or a few
+     * seconds when that is 0), to deliver bytes written but not yet synced, then ends the stream so the peer
+     * reads -1; a failure to deliver them is not reported: call {@link #sync()} before closing to know.
+     */
+    @Override
+    void close() throws IOException;
+
+    // ---- one-sided remote memory -------------------------------------------------------------------------
+
+    /**
+     * Registers a direct buffer (its content between position and limit) for one-sided access by the peer of
+     * this connection, with the given rights. Send the region's {@link MemoryRegion#descriptor() descriptor}
+     * to the peer by any means (usually this stream); the peer then calls {@link #put} and {@link #get}.
+     *
+     * @throws IllegalArgumentException if the buffer is not direct, is read-only while remote write is asked
+     *     for, or the access set is empty
+     * @throws CommunicatorException if the transport's registration limit ({@code maxRegistered}) would be
+     *     exceeded or the provider refuses the registration
+     * @throws UnsupportedOperationException if this transport offers no remote memory
+     */
+    default MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
+        throw new UnsupportedOperationException(endpoint().scheme() + ":// offers no remote memory");
+    }
+
+    /**
+     * Writes the remaining bytes of {@code src} into the peer's region at {@code offset} and returns once they
+     * are placed in the peer's memory. The peer's application thread takes no part.
+     *
+     * @throws RemoteAccessException if the range is out of the region's bounds, the key is unknown or was
+     *     deregistered, or the region does not allow remote writes; the connection stays usable
+     */
+    default void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
+        throw new UnsupportedOperationException(endpoint().scheme() + ":// offers no remote memory");
+    }
+
+    /**
+     * Reads {@code dst.remaining()} bytes from the peer's region at {@code offset} into {@code dst} and returns
+     * once they have arrived.
+     *
+     * @throws RemoteAccessException if the range is out of the region's bounds, the key is unknown or was
+     *     deregistered, or the region does not allow remote reads; the connection stays usable
+     */
+    default void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
+        throw new UnsupportedOperationException(endpoint().scheme() + ":// offers no remote memory");
+    }
+}

@@ -1,0 +1,30 @@
+package io.rdmacomm.api;
+
+import java.util.Optional;
+
+/**
+ * A transport, found by {@link java.util.ServiceLoader}: one provider per URI scheme. Register an
+ * implementation in {@code META-INF/services/io.rdmacomm.api.CommunicatorProvider}.
+ */
+public interface CommunicatorProvider {
+
+    /** The URI scheme this provider serves ({@code "tcp"}, {@code "rdma"}, {@code "local"}). */
+    String scheme();
+
+    /**
+     * Why this transport cannot run here for {@code endpoint} (a missing native library, no device), with the
+     * fix, or empty if it can. Cheap and side-effect free after the first call.
+     */
+    Optional<String> unavailabilityCause(Endpoint endpoint);
+
+    /** Whether this transport can run here for {@code endpoint}. */
+    default boolean isAvailable(Endpoint endpoint) {
+        return unavailabilityCause(endpoint).isEmpty();
+    }
+
+    /**
+     * Creates an unconnected communicator for {@code endpoint} (whose scheme is this provider's). Only called
+     * when {@link #isAvailable} holds.
+     */
+    Communicator open(Endpoint endpoint);
+}

@@ -1,0 +1,121 @@
+package io.rdmacomm.api;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The options an endpoint URI may carry ({@code ?name=value&...}), with their types, defaults, units and the
+ * schemes they apply to. Parsed and validated once, in {@link Endpoint#parse(String)}.
+ */
+public enum EndpointOption {
+    CONNECT_TIMEOUT("connectTimeout", Type.DURATION, "10s", Set.of(),
+            "how long connect() waits for the peer, including the handshake"),
+    ACCEPT_TIMEOUT("acceptTimeout", Type.DURATION, "0", Set.of(),
+            "how long accept() waits for a peer; 0 waits until close()"),
+    READ_TIMEOUT("readTimeout", Type.DURATION, "0", Set.of(),
+            "how long read() and a blocked write() wait for the peer; 0 waits until the peer acts or close()"),
+    HANDSHAKE_TIMEOUT("handshakeTimeout", Type.DURATION, "10s", Set.of(),
+            "how long the server waits for a new peer's handshake before dropping it"),
+    SEND_BUFFER("sendBuffer", Type.SIZE, "64k", Set.of("tcp", "local"),
+            "bytes coalesced by write() before they are sent; sync() sends them at once"),
+    BUSY_POLL("busyPoll", Type.DURATION, "0", Set.of("tcp", "rdma"),
+            "how long a blocked read spins on the transport before it parks (lower latency, burns a core)"),
+    MAX_REGISTERED("maxRegistered", Type.SIZE, "1g", Set.of(),
+            "the most memory one connection may register for remote access, transport buffers included"),
+    PROVIDER("provider", Type.STRING, "ucx", Set.of("rdma"),
+            "the RDMA provider: ucx (JUCX over UCX) or verbs (DiSNI over libibverbs/librdmacm)"),
+    RING_SIZE("ringSize", Type.SIZE, "1m", Set.of("rdma"),
+            "the registered receive ring each side of an rdma connection advertises to its peer"),
+    ZERO_COPY_THRESHOLD("zeroCopyThreshold", Type.SIZE, "256k", Set.of("rdma"),
+            "reads of at least this many bytes advertise the reader's buffer for a direct one-sided write");
+
+    /** The value types of options. */
+    public enum Type {
+        DURATION, SIZE, STRING
+    }
+
+    private static final List<String> PROVIDERS = List.of("ucx", "verbs");
+
+    private final String key;
+    private final Type type;
+    private final String defaultText;
+    private final Set<String> schemes;
+    private final String description;
+
+    EndpointOption(String key, Type type, String defaultText, Set<String> schemes, String description) {
+        this.key = key;
+        this.type = type;
+        this.defaultText = defaultText;
+        this.schemes = schemes;
+        this.description = description;
+    }
+
+    /** The name used in URIs. */
+    public String key() {
+        return key;
+    }
+
+    public Type type() {
+        return type;
+    }
+
+    /** The default as it would be written in a URI. */
+    public String defaultText() {
+        return defaultText;
+    }
+
+    /** The schemes this option applies to; empty means every scheme. */
+    public Set<String> schemes() {
+        return schemes;
+    }
+
+    public String description() {
+        return description;
+    }
+
+    /** Whether this option may be given on an endpoint of {@code scheme}. */
+    public boolean appliesTo(String scheme) {
+        return schemes.isEmpty() || schemes.contains(scheme);
+    }
+
+    /** The option called {@code key} (case-insensitive). */
+    public static Optional<EndpointOption> byKey(String key) {
+        return Arrays.stream(values()).filter(o -> o.key.equalsIgnoreCase(key)).findFirst();
+    }
+
+    Object parse(String text) {
+        return switch (type) {
+            case DURATION -> {
+                Duration d = Units.parseDuration(text);
+                yield d;
+            }
+            case SIZE -> {
+                long size = Units.parseSize(text);
+                if (size <= 0) {
+                    throw new IllegalArgumentException("bad size '" + text + "': must be positive");
+                }
+                yield size;
+            }
+            case STRING -> {
+                String v = text.trim().toLowerCase(Locale.ROOT);
+                if (this == PROVIDER && !PROVIDERS.contains(v)) {
+                    throw new IllegalArgumentException("unknown provider '" + text + "': expected one of "
+                            + PROVIDERS);
+                }
+                yield v;
+            }
+        };
+    }
+
+    String format(Object value) {
+        return switch (type) {
+            case DURATION -> Units.formatDuration((Duration) value);
+            case SIZE -> Units.formatSize((Long) value);
+            case STRING -> (String) value;
+        };
+    }
+}
