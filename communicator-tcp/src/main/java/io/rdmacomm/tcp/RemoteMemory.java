@@ -1,0 +1,245 @@
+package io.rdmacomm.tcp;
+
+import io.rdmacomm.api.Access;
+import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.MemoryRegion;
+import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RemoteAccessException;
+import io.rdmacomm.api.Units;
+import java.io.IOException;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.security.SecureRandom;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One connection's registered regions (the target side) and its one-sided operations in flight (the
+ * initiator side). A region is found by its key, a random 64-bit token, so a peer cannot guess its way into
+ * memory it was not given; the descriptor's address is the region's serial number, for messages only.
+ */
+final class RemoteMemory {
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final String peer;
+    private final long maxRegistered;
+    private final ConcurrentHashMap<Long, Region> regions = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, Op> ops = new ConcurrentHashMap<>();
+    private final AtomicLong registered = new AtomicLong();
+    private final AtomicLong serials = new AtomicLong();
+    private final AtomicLong opIds = new AtomicLong();
+    private volatile IOException failure;
+
+    RemoteMemory(String peer, long maxRegistered) {
+        this.peer = peer;
+        this.maxRegistered = maxRegistered;
+    }
+
+    MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
+        if (!buffer.isDirect()) {
+            throw new IllegalArgumentException("only direct buffers can be registered, got " + buffer);
+        }
+        if (access.isEmpty()) {
+            throw new IllegalArgumentException("empty access set: give REMOTE_READ, REMOTE_WRITE or both");
+        }
+        if (buffer.isReadOnly() && access.contains(Access.REMOTE_WRITE)) {
+            throw new IllegalArgumentException("a read-only buffer cannot be registered for REMOTE_WRITE");
+        }
+        IOException failed = failure;
+        if (failed != null) {
+            throw failed;
+        }
+        ByteBuffer memory = buffer.slice();
+        long length = memory.capacity();
+        long total = registered.addAndGet(length);
+        if (total > maxRegistered) {
+            registered.addAndGet(-length);
+            throw new CommunicatorException("registering " + Units.formatSize(length) + " with " + peer
+                    + " would exceed maxRegistered=" + Units.formatSize(maxRegistered) + " ("
+                    + Units.formatSize(total - length) + " already registered)");
+        }
+        long key;
+        Region region;
+        do {
+            key = RANDOM.nextLong();
+            region = new Region(serials.incrementAndGet(), key, memory, access);
+        } while (regions.putIfAbsent(key, region) != null);
+        return region;
+    }
+
+    /**
+     * Why a remote access of {@code count} bytes at {@code offset} of region {@code key} is refused, or null.
+     */
+    String refusal(long key, long offset, long count, Access needed) {
+        Region r = regions.get(key);
+        if (r == null) {
+            return "no region with key " + Long.toHexString(key) + " is registered (unknown or deregistered)";
+        }
+        if (!r.access.contains(needed)) {
+            return "region " + r.serial + " does not allow " + needed + " (granted " + r.access + ")";
+        }
+        long length = r.memory.capacity();
+        if (offset < 0 || count < 0 || offset > length || count > length - offset) {
+            return "access of " + count + " bytes at offset " + offset + " is out of bounds of region " + r.serial
+                    + " (length " + length + ")";
+        }
+        return null;
+    }
+
+    /** The bytes of a region an accepted access may touch (check {@link #refusal} first). */
+    ByteBuffer window(long key, long offset, int count) {
+        ByteBuffer w = regions.get(key).memory.duplicate();
+        w.limit((int) offset + count).position((int) offset);
+        return w;
+    }
+
+    /** The 64-bit key of a descriptor made by this transport. */
+    static long keyOf(RegionDescriptor d) throws RemoteAccessException {
+        byte[] key = d.key();
+        if (key.length != 8) {
+            throw new RemoteAccessException("region " + d + " is not a tcp:// region: its key has " + key.length
+                    + " bytes, a tcp key has 8");
+        }
+        return ByteBuffer.wrap(key).getLong();
+    }
+
+    Op begin(ByteBuffer dst) throws IOException {
+        IOException failed = failure;
+        if (failed != null) {
+            throw failed;
+        }
+        Op op = new Op(opIds.incrementAndGet(), dst);
+        ops.put(op.id, op);
+        if (failure != null) {
+            ops.remove(op.id);
+            throw failure;
+        }
+        return op;
+    }
+
+    /** Takes an operation for completion; null if unknown or abandoned by its caller. */
+    Op claim(long id) {
+        Op op = ops.remove(id);
+        return op != null && op.state.compareAndSet(Op.WAITING, Op.CLAIMED) ? op : null;
+    }
+
+    /** No further operations can complete: fail those in flight and refuse new ones. */
+    void fail(IOException e) {
+        if (failure == null) {
+            failure = e;
+        }
+        for (Op op : ops.values()) {
+            Op claimed = claim(op.id);
+            if (claimed != null) {
+                claimed.finish(null, e);
+            }
+        }
+    }
+
+    void deregisterAll() {
+        for (Region r : regions.values()) {
+            r.close();
+        }
+    }
+
+    /** A one-sided operation awaiting its ACK, GET_RESPONSE or ERROR. */
+    final class Op {
+        static final int WAITING = 0;
+        static final int CLAIMED = 1;
+        static final int ABANDONED = 2;
+
+        final long id;
+        /** Where a GET's bytes go; null for a PUT. */
+        final ByteBuffer dst;
+        final AtomicInteger state = new AtomicInteger(WAITING);
+        private final CountDownLatch done = new CountDownLatch(1);
+        private volatile String refused;
+        private volatile IOException failed;
+
+        Op(long id, ByteBuffer dst) {
+            this.id = id;
+            this.dst = dst;
+        }
+
+        /** Completes a claimed operation: success if both are null. */
+        void finish(String refusedBy, IOException failure) {
+            refused = refusedBy;
+            failed = failure;
+            done.countDown();
+        }
+
+        void await(long timeoutNanos, String what) throws IOException {
+            try {
+                if (timeoutNanos == 0) {
+                    done.await();
+                } else if (!done.await(timeoutNanos, TimeUnit.NANOSECONDS)) {
+                    if (state.compareAndSet(WAITING, ABANDONED)) {
+                        ops.remove(id);
+                        throw new SocketTimeoutException(what + " on " + peer + " got no answer within "
+                                + Settings.format(timeoutNanos) + " (readTimeout)");
+                    }
+                    done.await(); // claimed: the progress thread is filling dst right now
+                }
+            } catch (InterruptedException e) {
+                if (state.compareAndSet(WAITING, ABANDONED)) {
+                    ops.remove(id);
+                }
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException(what + " on " + peer + " interrupted");
+            }
+            if (failed != null) {
+                if (failed instanceof AsynchronousCloseException) {
+                    throw new AsynchronousCloseException();
+                }
+                throw new CommunicatorException(what + " on " + peer + " failed: " + failed.getMessage(), failed);
+            }
+            if (refused != null) {
+                throw new RemoteAccessException(what + " refused by " + peer + ": " + refused);
+            }
+        }
+    }
+
+    private final class Region implements MemoryRegion {
+        final long serial;
+        final long key;
+        final ByteBuffer memory;
+        final Set<Access> access;
+        private final RegionDescriptor descriptor;
+
+        Region(long serial, long key, ByteBuffer memory, Set<Access> access) {
+            this.serial = serial;
+            this.key = key;
+            this.memory = memory;
+            this.access = Set.copyOf(access);
+            this.descriptor = new RegionDescriptor(serial, memory.capacity(), access,
+                    ByteBuffer.allocate(8).putLong(key).array());
+        }
+
+        @Override
+        public ByteBuffer buffer() {
+            return memory.duplicate();
+        }
+
+        @Override
+        public RegionDescriptor descriptor() {
+            return descriptor;
+        }
+
+        @Override
+        public void close() {
+            if (regions.remove(key, this)) {
+                registered.addAndGet(-memory.capacity());
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "tcp region " + serial + " " + descriptor;
+        }
+    }
+}

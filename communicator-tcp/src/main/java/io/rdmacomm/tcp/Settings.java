@@ -1,0 +1,39 @@
+package io.rdmacomm.tcp;
+
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.EndpointOption;
+import io.rdmacomm.api.Units;
+import java.time.Duration;
+
+/** An endpoint's options, read once so the I/O paths never parse or box. Durations in nanoseconds. */
+record Settings(long connectTimeout, long acceptTimeout, long readTimeout, long handshakeTimeout, int sendBuffer,
+        long busyPoll, long maxRegistered) {
+
+    static Settings of(Endpoint e) {
+        return new Settings(nanos(e, EndpointOption.CONNECT_TIMEOUT), nanos(e, EndpointOption.ACCEPT_TIMEOUT),
+                nanos(e, EndpointOption.READ_TIMEOUT), nanos(e, EndpointOption.HANDSHAKE_TIMEOUT),
+                e.intSize(EndpointOption.SEND_BUFFER), nanos(e, EndpointOption.BUSY_POLL),
+                e.size(EndpointOption.MAX_REGISTERED));
+    }
+
+    /** Longer than any wait; small enough that {@code System.nanoTime() + FOREVER} cannot overflow. */
+    static final long FOREVER = Long.MAX_VALUE / 4;
+
+    private static long nanos(Endpoint e, EndpointOption o) {
+        Duration d = e.duration(o);
+        try {
+            return Math.min(d.toNanos(), FOREVER);
+        } catch (ArithmeticException tooLong) {
+            return FOREVER;
+        }
+    }
+
+    /** Plain blocking channel reads are the fastest path; timed or spinning reads need a non-blocking channel. */
+    boolean blockingChannel() {
+        return readTimeout == 0 && busyPoll == 0;
+    }
+
+    static String format(long nanos) {
+        return Units.formatDuration(Duration.ofNanos(nanos));
+    }
+}

@@ -1,0 +1,311 @@
+package io.rdmacomm.tcp;
+
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.HandshakeException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.UnresolvedAddressException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A listening socket. One thread ("rdmacomm-tcp-accept") multiplexes accepting and every pending handshake
+ * on one selector, so a silent or slow client delays nobody; peers that complete the handshake queue up for
+ * {@link #accept()}. At most {@link #BACKLOG} peers are held (in handshake or queued) before the thread stops
+ * accepting, leaving further peers in the kernel's listen backlog.
+ */
+final class TcpServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(TcpServer.class);
+    static final int BACKLOG = 128;
+    private static final Object CLOSED = new Object();
+
+    private final Endpoint endpoint;
+    private final Settings settings;
+    private final ServerSocketChannel listener;
+    private final Selector selector;
+    private final Thread thread;
+    /** Handshaken {@link SocketChannel}s, {@link IOException}s of the listener, or {@link #CLOSED}. */
+    private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
+    private volatile boolean closed;
+    private volatile boolean paused;
+
+    private TcpServer(Endpoint endpoint, Settings settings, ServerSocketChannel listener, Selector selector) {
+        this.endpoint = endpoint;
+        this.settings = settings;
+        this.listener = listener;
+        this.selector = selector;
+        this.thread = new Thread(this::run, "rdmacomm-tcp-accept");
+        thread.setDaemon(true);
+    }
+
+    static TcpServer bind(Endpoint requested, Settings settings) throws IOException {
+        InetSocketAddress address = requested.socketAddress();
+        if (address.isUnresolved()) {
+            throw new BindException("cannot listen on " + requested + ": unknown host '" + requested.host() + "'");
+        }
+        ServerSocketChannel listener = ServerSocketChannel.open();
+        Selector selector = null;
+        try {
+            listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            listener.bind(address, BACKLOG);
+            listener.configureBlocking(false);
+            selector = Selector.open();
+            listener.register(selector, SelectionKey.OP_ACCEPT);
+            int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
+            TcpServer server = new TcpServer(requested.withPort(port), settings, listener, selector);
+            server.thread.start();
+            return server;
+        } catch (IOException | UnresolvedAddressException e) {
+            listener.close();
+            if (selector != null) {
+                selector.close();
+            }
+            BindException be = new BindException("cannot listen on " + requested + ": " + e.getMessage());
+            be.initCause(e);
+            throw be;
+        }
+    }
+
+    /** The endpoint with the bound port. */
+    Endpoint endpoint() {
+        return endpoint;
+    }
+
+    /** The next handshaken peer's channel (blocking mode, not yet configured for the stream). */
+    SocketChannel accept() throws IOException {
+        if (closed) {
+            throw new ClosedChannelException();
+        }
+        Object next;
+        try {
+            next = settings.acceptTimeout() == 0 ? ready.take()
+                    : ready.poll(settings.acceptTimeout(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while accepting on " + endpoint);
+        }
+        if (next == null) {
+            throw new SocketTimeoutException("no peer connected to " + endpoint + " within "
+                    + Settings.format(settings.acceptTimeout()) + " (acceptTimeout)");
+        }
+        if (paused) {
+            selector.wakeup();
+        }
+        if (next == CLOSED) {
+            ready.offer(CLOSED);
+            throw new AsynchronousCloseException();
+        }
+        if (next instanceof IOException e) {
+            ready.offer(e); // the accept thread is gone: every later accept fails the same way
+            throw new IOException("accepting on " + endpoint + " failed: " + e.getMessage(), e);
+        }
+        return (SocketChannel) next;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        selector.wakeup();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(10));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            LOG.warn("{}: accept thread did not stop within 10s", endpoint);
+        }
+        for (Object o; (o = ready.poll()) != null; ) {
+            if (o instanceof SocketChannel c) {
+                closeQuietly(c);
+            }
+        }
+        ready.offer(CLOSED);
+    }
+
+    /** A peer in the handshake. */
+    private static final class Pending {
+        final ByteBuffer in = ByteBuffer.allocate(Wire.HANDSHAKE_BYTES);
+        final long deadline;
+        final String peer;
+
+        Pending(long deadline, String peer) {
+            this.deadline = deadline;
+            this.peer = peer;
+        }
+    }
+
+    private void run() {
+        List<SocketChannel> done = new ArrayList<>();
+        try {
+            while (!closed) {
+                long wait = expireHandshakes();
+                selector.select(wait);
+                if (closed) {
+                    break;
+                }
+                for (SelectionKey key : selector.selectedKeys()) {
+                    if (!key.isValid()) {
+                        continue;
+                    }
+                    if (key.channel() == listener) {
+                        acceptAll();
+                    } else {
+                        SocketChannel c = (SocketChannel) key.channel();
+                        if (handshake(c, (Pending) key.attachment())) {
+                            key.cancel();
+                            done.add(c);
+                        }
+                    }
+                }
+                selector.selectedKeys().clear();
+                if (!done.isEmpty()) {
+                    selector.selectNow(); // deregisters the cancelled keys so the channels may turn blocking
+                    selector.selectedKeys().clear();
+                    for (SocketChannel c : done) {
+                        handOver(c);
+                    }
+                    done.clear();
+                }
+                updateAcceptInterest();
+            }
+        } catch (IOException | RuntimeException e) {
+            if (!closed) {
+                LOG.error("{}: accept thread failed; no further peers will be accepted", endpoint, e);
+                ready.offer(new IOException("accept thread failed: " + e, e));
+            }
+        } finally {
+            for (SelectionKey key : selector.keys()) {
+                if (key.channel() != listener) {
+                    closeQuietly(key.channel());
+                }
+            }
+            for (SocketChannel c : done) {
+                closeQuietly(c);
+            }
+            closeQuietly(listener);
+            closeQuietly(selector);
+        }
+    }
+
+    /** Drops peers past their deadline; returns the select timeout in ms until the next deadline (0 = none). */
+    private long expireHandshakes() {
+        long now = System.nanoTime();
+        long next = Long.MAX_VALUE;
+        for (SelectionKey key : selector.keys()) {
+            if (key.attachment() instanceof Pending p && key.isValid()) {
+                long left = p.deadline - now;
+                if (left <= 0) {
+                    LOG.warn("{}: dropped peer {}: no complete handshake within {} (handshakeTimeout); got {}",
+                            endpoint, p.peer, Settings.format(settings.handshakeTimeout()),
+                            Wire.hex(p.in, p.in.position()));
+                    key.cancel();
+                    closeQuietly(key.channel());
+                } else {
+                    next = Math.min(next, left);
+                }
+            }
+        }
+        return next == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(next) + 1);
+    }
+
+    private int held() {
+        int inHandshake = selector.keys().size() - 1;
+        return inHandshake + ready.size();
+    }
+
+    private void updateAcceptInterest() {
+        SelectionKey key = listener.keyFor(selector);
+        boolean full = held() >= BACKLOG;
+        if (full != paused) {
+            paused = full;
+            key.interestOps(full ? 0 : SelectionKey.OP_ACCEPT);
+        }
+    }
+
+    private void acceptAll() throws IOException {
+        SocketChannel c;
+        while (held() < BACKLOG && (c = listener.accept()) != null) {
+            String peer = "unknown peer";
+            try {
+                peer = TcpConnection.describe(c.getRemoteAddress());
+                c.configureBlocking(false);
+                c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                long timeout = settings.handshakeTimeout() == 0 ? Settings.FOREVER : settings.handshakeTimeout();
+                long deadline = System.nanoTime() + timeout;
+                c.register(selector, SelectionKey.OP_READ, new Pending(deadline, peer));
+            } catch (IOException e) {
+                LOG.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
+                closeQuietly(c);
+            }
+        }
+    }
+
+    /** Reads what the peer sent; returns true when its handshake succeeded and was answered. */
+    private boolean handshake(SocketChannel c, Pending p) {
+        try {
+            int n = c.read(p.in);
+            int have = p.in.position();
+            if (!Wire.magicPrefixMatches(p.in, have)) {
+                throw Wire.badMagic(p.in, have, "peer " + p.peer);
+            }
+            if (n < 0) {
+                throw new HandshakeException("peer " + p.peer + " closed the connection during the handshake after "
+                        + have + " of " + Wire.HANDSHAKE_BYTES + " bytes: " + Wire.hex(p.in, have));
+            }
+            if (p.in.hasRemaining()) {
+                return false;
+            }
+            HandshakeException refused = Wire.checkClientHello(p.in, p.peer);
+            ByteBuffer reply = ByteBuffer.allocate(Wire.HANDSHAKE_BYTES);
+            Wire.putHandshake(reply, refused == null ? Wire.STATUS_OK : Wire.STATUS_VERSION_REFUSED);
+            reply.flip();
+            c.write(reply); // a fresh socket's send buffer always takes 8 bytes
+            if (refused != null) {
+                throw refused;
+            }
+            if (reply.hasRemaining()) {
+                throw new IOException("could not send the handshake reply");
+            }
+            return true;
+        } catch (IOException e) {
+            LOG.warn("{}: rejected peer {}: {}", endpoint, p.peer, e.getMessage());
+            c.keyFor(selector).cancel();
+            closeQuietly(c);
+            return false;
+        }
+    }
+
+    private void handOver(SocketChannel c) {
+        if (closed) {
+            closeQuietly(c);
+            return;
+        }
+        ready.offer(c);
+    }
+
+    static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.debug("close failed", e);
+        }
+    }
+}
