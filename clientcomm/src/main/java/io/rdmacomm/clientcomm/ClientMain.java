@@ -1,0 +1,83 @@
+package io.rdmacomm.clientcomm;
+
+import io.rdmacomm.api.Communicator;
+import io.rdmacomm.api.Communicators;
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.clientcomm.bench.BenchCommand;
+import io.rdmacomm.servercomm.Cli;
+import io.rdmacomm.servercomm.session.SessionClient;
+import io.rdmacomm.servercomm.session.SessionRequest;
+import java.io.IOException;
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** The {@code clientcomm} command line: global options, then one subcommand. */
+@Command(name = "clientcomm", mixinStandardHelpOptions = true, version = "clientcomm 0.1.0",
+        sortOptions = false,
+        description = "Talks to a servercomm: one subcommand per exercise.",
+        subcommands = {HelloCommand.class, EchoCommand.class, BenchCommand.class})
+public final class ClientMain implements Runnable {
+
+    @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", defaultValue = Cli.DEFAULT_ENDPOINT,
+            converter = Cli.EndpointConverter.class,
+            description = "endpoint of the servercomm (default: ${DEFAULT-VALUE})")
+    Endpoint endpoint;
+
+    @Option(names = {"-v", "--verbose"}, description = "log on stderr; print stack traces of errors")
+    boolean verbose;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the command line and returns the exit code. */
+    static int execute(String[] args) {
+        return execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true));
+    }
+
+    /** Runs the command line with the given standard output and error, and returns the exit code. */
+    static int execute(String[] args, PrintWriter out, PrintWriter err) {
+        Cli.configureLogging(args);
+        ClientMain main = new ClientMain();
+        CommandLine cl = Cli.withErrorReporting(new CommandLine(main), "clientcomm", () -> main.verbose);
+        cl.setOut(out);
+        cl.setErr(err);
+        return cl.execute(args);
+    }
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing subcommand: one of "
+                + spec.subcommands().keySet());
+    }
+
+    /**
+     * Connects to the endpoint and opens a session for {@code request}; the caller owns the returned
+     * communicator. On failure nothing stays open.
+     */
+    Communicator openSession(SessionRequest request) throws IOException {
+        Communicator peer;
+        try {
+            peer = Communicators.connect(endpoint.toString());
+        } catch (IOException e) {
+            String m = Cli.describe(e);
+            throw m.contains(endpoint.authority()) ? e : new IOException("cannot connect to " + endpoint + ": " + m, e);
+        }
+        try {
+            SessionClient.open(peer, request);
+            return peer;
+        } catch (IOException | RuntimeException e) {
+            try {
+                peer.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,9 @@
+/**
+ * The session protocol that {@code clientcomm} speaks to {@code servercomm} on top of any communicator: right
+ * after connecting, the client sends a {@link io.rdmacomm.servercomm.session.SessionRequest} naming an
+ * {@link io.rdmacomm.servercomm.session.Exchange} and its parameters; the server validates it, answers with a
+ * {@link io.rdmacomm.servercomm.session.SessionReply} and, if it accepted, runs the exchange's
+ * {@link io.rdmacomm.servercomm.session.ExchangeHandler} until the client ends the stream. New exchanges are a new
+ * enum constant and a handler registered with the {@link io.rdmacomm.servercomm.session.SessionDispatcher}.
+ */
+package io.rdmacomm.servercomm.session;
