@@ -34,6 +34,8 @@ launch() {
     fi
     # UCX must not install its own SIGSEGV handler inside the JVM, which uses SIGSEGV itself.
     export UCX_ERROR_SIGNALS=""
+    # UCX logs to stdout, which is the tools' output; the Java side reports every failure itself.
+    export UCX_LOG_LEVEL="${UCX_LOG_LEVEL:-fatal}"
     exec "$java" "${opts[@]}" -cp "$jar:$target/lib/*" "$main" "$@"
 }
 

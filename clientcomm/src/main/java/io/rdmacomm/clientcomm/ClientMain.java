@@ -17,7 +17,8 @@ import picocli.CommandLine.Option;
 @Command(name = "clientcomm", mixinStandardHelpOptions = true, version = "clientcomm 0.1.0",
         sortOptions = false,
         description = "Talks to a servercomm: one subcommand per exercise.",
-        subcommands = {HelloCommand.class, EchoCommand.class, BenchCommand.class})
+        subcommands = {HelloCommand.class, EchoCommand.class, SendCommand.class, WriteCommand.class,
+            ReadCommand.class, CallCommand.class, AllToAllCommand.class, BroadcastCommand.class, BenchCommand.class})
 public final class ClientMain implements Runnable {
 
     @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", defaultValue = Cli.DEFAULT_ENDPOINT,

@@ -12,20 +12,15 @@ import io.rdmacomm.servercomm.session.SessionClient;
 import io.rdmacomm.servercomm.session.SessionReply;
 import io.rdmacomm.servercomm.session.SessionRequest;
 import io.rdmacomm.servercomm.session.SessionStatus;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.ServerSocket;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,8 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(120)
 class EndToEndTest {
-    private static final Pattern LISTENING = Pattern.compile("listening (tcp://127\\.0\\.0\\.1:(\\d+))");
-    private static final long CLIENT_SECONDS = 60;
+    private static final long CLIENT_SECONDS = Jvms.CLIENT_SECONDS;
 
     @TempDir
     Path dir;
@@ -49,10 +43,10 @@ class EndToEndTest {
 
     @BeforeEach
     void startServer() throws Exception {
-        server = java(ServerMain.class, List.of("--endpoint", "tcp://127.0.0.1:0"))
+        server = Jvms.java(ServerMain.class, List.of("--endpoint", "tcp://127.0.0.1:0"))
                 .redirectError(dir.resolve("server.err").toFile())
                 .start();
-        endpoint = awaitListening(server);
+        endpoint = Jvms.awaitListening(server);
     }
 
     @AfterEach
@@ -64,31 +58,31 @@ class EndToEndTest {
 
     @Test
     void helloPrintsTheReply() throws Exception {
-        Result r = client("--endpoint", endpoint, "hello", "--message", "hello over tcp");
-        assertEquals(0, r.code, r.toString());
-        assertEquals(List.of("hello over tcp"), r.out);
-        assertEquals(List.of(), r.err);
+        Jvms.Result r = client("--endpoint", endpoint, "hello", "--message", "hello over tcp");
+        assertEquals(0, r.code(), r.toString());
+        assertEquals(List.of("hello over tcp"), r.out());
+        assertEquals(List.of(), r.err());
     }
 
     @Test
     void echoOf64kMessagesIsVerified() throws Exception {
-        Result r = client("--endpoint", endpoint, "echo", "--size", "64k", "--count", "100");
-        assertEquals(0, r.code, r.toString());
-        assertEquals(1, r.out.size(), r.toString());
-        assertTrue(r.out.get(0).matches("echo: 100 messages of 65536 bytes, 6553600 bytes each way in [0-9.]+ s,"
+        Jvms.Result r = client("--endpoint", endpoint, "echo", "--size", "64k", "--count", "100");
+        assertEquals(0, r.code(), r.toString());
+        assertEquals(1, r.out().size(), r.toString());
+        assertTrue(r.out().get(0).matches("echo: 100 messages of 65536 bytes, 6553600 bytes each way in [0-9.]+ s,"
                 + " [0-9.]+ MB/s, all verified"), r.toString());
     }
 
     @Test
     void echoOfMessagesLargerThanTheSocketBuffersDoesNotDeadlock() throws Exception {
-        Result r = client("--endpoint", endpoint, "echo", "--size", "8m", "--count", "4");
-        assertEquals(0, r.code, r.toString());
-        assertTrue(r.out.get(0).contains("4 messages of 8388608 bytes"), r.toString());
+        Jvms.Result r = client("--endpoint", endpoint, "echo", "--size", "8m", "--count", "4");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().get(0).contains("4 messages of 8388608 bytes"), r.toString());
     }
 
     @Test
     void serverServesSeveralClientsAtOnce() throws Exception {
-        List<CompletableFuture<Result>> clients = new ArrayList<>();
+        List<CompletableFuture<Jvms.Result>> clients = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             clients.add(CompletableFuture.supplyAsync(() -> {
                 try {
@@ -98,9 +92,9 @@ class EndToEndTest {
                 }
             }));
         }
-        for (CompletableFuture<Result> c : clients) {
-            Result r = c.get(CLIENT_SECONDS * 2, TimeUnit.SECONDS);
-            assertEquals(0, r.code, r.toString());
+        for (CompletableFuture<Jvms.Result> c : clients) {
+            Jvms.Result r = c.get(CLIENT_SECONDS * 2, TimeUnit.SECONDS);
+            assertEquals(0, r.code(), r.toString());
         }
     }
 
@@ -113,17 +107,17 @@ class EndToEndTest {
             assertEquals(SessionStatus.BAD_MAGIC, reply.status());
             assertTrue(reply.message().contains("0x01020304"), reply.message());
         }
-        Result r = client("--endpoint", endpoint, "hello");
-        assertEquals(0, r.code, r.toString());
-        assertEquals(List.of("hello from clientcomm"), r.out);
+        Jvms.Result r = client("--endpoint", endpoint, "hello");
+        assertEquals(0, r.code(), r.toString());
+        assertEquals(List.of("hello from clientcomm"), r.out());
     }
 
     @Test
     void badUriIsOneLineOnStderr() throws Exception {
-        Result r = client("--endpoint", "tcp://127.0.0.1:99999", "hello");
-        assertEquals(2, r.code, r.toString());
-        assertEquals(1, r.err.size(), r.toString());
-        assertTrue(r.err.get(0).startsWith("clientcomm: ") && r.err.get(0).contains("99999"), r.toString());
+        Jvms.Result r = client("--endpoint", "tcp://127.0.0.1:99999", "hello");
+        assertEquals(2, r.code(), r.toString());
+        assertEquals(1, r.err().size(), r.toString());
+        assertTrue(r.err().get(0).startsWith("clientcomm: ") && r.err().get(0).contains("99999"), r.toString());
     }
 
     @Test
@@ -132,22 +126,22 @@ class EndToEndTest {
         try (ServerSocket s = new ServerSocket(0)) {
             closedPort = s.getLocalPort();
         }
-        Result r = client("--endpoint", "tcp://127.0.0.1:" + closedPort, "hello");
-        assertNotEquals(0, r.code, r.toString());
-        assertEquals(1, r.err.size(), r.toString());
-        assertTrue(r.err.get(0).startsWith("clientcomm: ") && r.err.get(0).contains("127.0.0.1:" + closedPort),
+        Jvms.Result r = client("--endpoint", "tcp://127.0.0.1:" + closedPort, "hello");
+        assertNotEquals(0, r.code(), r.toString());
+        assertEquals(1, r.err().size(), r.toString());
+        assertTrue(r.err().get(0).startsWith("clientcomm: ") && r.err().get(0).contains("127.0.0.1:" + closedPort),
                 r.toString());
-        assertEquals(List.of(), r.out);
+        assertEquals(List.of(), r.out());
     }
 
     @Test
     void portInUseIsOneLineFromServercomm() throws Exception {
-        Process second = java(ServerMain.class, List.of("--endpoint", endpoint)).start();
+        Process second = Jvms.java(ServerMain.class, List.of("--endpoint", endpoint)).start();
         if (!second.waitFor(CLIENT_SECONDS, TimeUnit.SECONDS)) {
             second.destroyForcibly();
             fail("a second servercomm on " + endpoint + " did not exit");
         }
-        List<String> err = lines(second.getErrorStream().readAllBytes());
+        List<String> err = Jvms.lines(second.getErrorStream().readAllBytes());
         assertEquals(1, second.exitValue(), String.join("\n", err));
         assertEquals(1, err.size(), String.join("\n", err));
         assertTrue(err.get(0).startsWith("servercomm: ") && err.get(0).contains(endpoint.substring(6)),
@@ -171,55 +165,7 @@ class EndToEndTest {
         }
     }
 
-    // ---- helpers ---------------------------------------------------------------------------------------
-
-    private record Result(int code, List<String> out, List<String> err) {
-        @Override
-        public String toString() {
-            return "exit " + code + "\nstdout:\n" + String.join("\n", out) + "\nstderr:\n" + String.join("\n", err);
-        }
-    }
-
-    private static ProcessBuilder java(Class<?> main, List<String> args) {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-cp", System.getProperty("java.class.path"), main.getName()));
-        command.addAll(args);
-        ProcessBuilder pb = new ProcessBuilder(command);
-        pb.environment().put("UCX_ERROR_SIGNALS", "");
-        return pb;
-    }
-
-    private Result client(String... args) throws Exception {
-        Path out = Files.createTempFile(dir, "client", ".out");
-        Path err = Files.createTempFile(dir, "client", ".err");
-        Process p = java(ClientMain.class, List.of(args)).redirectOutput(out.toFile()).redirectError(err.toFile())
-                .start();
-        if (!p.waitFor(CLIENT_SECONDS, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            fail("clientcomm " + String.join(" ", args) + " did not finish within " + CLIENT_SECONDS + " s");
-        }
-        return new Result(p.exitValue(), lines(Files.readAllBytes(out)), lines(Files.readAllBytes(err)));
-    }
-
-    private static String awaitListening(Process p) throws Exception {
-        BufferedReader stdout = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line = CompletableFuture.supplyAsync(() -> {
-            try {
-                return stdout.readLine();
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }).get(60, TimeUnit.SECONDS);
-        if (line == null) {
-            fail("servercomm exited before listening: exit " + p.waitFor());
-        }
-        Matcher m = LISTENING.matcher(line);
-        assertTrue(m.matches(), "unexpected first line from servercomm: " + line);
-        assertNotEquals("0", m.group(2));
-        return m.group(1);
-    }
-
-    private static List<String> lines(byte[] bytes) {
-        return new String(bytes, StandardCharsets.UTF_8).lines().toList();
+    private Jvms.Result client(String... args) throws Exception {
+        return Jvms.client(dir, args);
     }
 }

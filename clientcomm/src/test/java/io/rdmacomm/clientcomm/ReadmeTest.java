@@ -49,6 +49,12 @@ class ReadmeTest {
                 new CommandLine(new ServerMain()).getUsageMessage(),
                 client.getSubcommands().get("hello").getUsageMessage(),
                 client.getSubcommands().get("echo").getUsageMessage(),
+                client.getSubcommands().get("send").getUsageMessage(),
+                client.getSubcommands().get("write").getUsageMessage(),
+                client.getSubcommands().get("read").getUsageMessage(),
+                client.getSubcommands().get("call").getUsageMessage(),
+                client.getSubcommands().get("alltoall").getUsageMessage(),
+                client.getSubcommands().get("broadcast").getUsageMessage(),
                 // the command list below grows with each subcommand; its owners keep their lines current
                 client.getUsageMessage().substring(0, client.getUsageMessage().indexOf("Commands:")));
         for (String usage : usages) {

@@ -3,6 +3,7 @@ package io.rdmacomm.servercomm;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.servercomm.session.ExchangeSettings;
 import io.rdmacomm.servercomm.session.SessionDispatcher;
 import io.rdmacomm.servercomm.session.SessionStatus;
 import java.io.IOException;
@@ -41,7 +42,7 @@ public final class Server implements AutoCloseable {
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean stopping;
 
-    private Server(Communicator listener, int maxSessions, Duration requestTimeout) {
+    private Server(Communicator listener, int maxSessions, Duration requestTimeout, ExchangeSettings settings) {
         this.listener = listener;
         this.maxSessions = maxSessions;
         this.permits = new Semaphore(maxSessions);
@@ -50,7 +51,12 @@ public final class Server implements AutoCloseable {
             timerThreads.add(t);
             return t;
         });
-        this.dispatcher = SessionDispatcher.standard(requestTimeout, timer);
+        this.dispatcher = SessionDispatcher.standard(settings, requestTimeout, timer);
+    }
+
+    /** {@link #start(Endpoint, int, Duration, ExchangeSettings)} with {@link ExchangeSettings#defaults()}. */
+    public static Server start(Endpoint endpoint, int maxSessions, Duration requestTimeout) throws IOException {
+        return start(endpoint, maxSessions, requestTimeout, ExchangeSettings.defaults());
     }
 
     /**
@@ -58,7 +64,8 @@ public final class Server implements AutoCloseable {
      *
      * @throws IOException if the endpoint cannot be served (address in use, transport unavailable)
      */
-    public static Server start(Endpoint endpoint, int maxSessions, Duration requestTimeout) throws IOException {
+    public static Server start(Endpoint endpoint, int maxSessions, Duration requestTimeout, ExchangeSettings settings)
+            throws IOException {
         if (maxSessions < 1) {
             throw new IllegalArgumentException("max sessions must be at least 1, got " + maxSessions);
         }
@@ -69,7 +76,7 @@ public final class Server implements AutoCloseable {
             listener.close();
             throw e;
         }
-        return new Server(listener, maxSessions, requestTimeout);
+        return new Server(listener, maxSessions, requestTimeout, settings);
     }
 
     /** The endpoint actually bound (the real port when port 0 was asked for). */

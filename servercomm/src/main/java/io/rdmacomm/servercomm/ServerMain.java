@@ -1,6 +1,8 @@
 package io.rdmacomm.servercomm;
 
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.servercomm.routine.RoutineRegistry;
+import io.rdmacomm.servercomm.session.ExchangeSettings;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -12,7 +14,7 @@ import picocli.CommandLine.Option;
         sortOptions = false,
         description = {
             "Serves clientcomm sessions on one endpoint, many clients at once, until SIGINT or SIGTERM:"
-                + " ECHO (every byte read goes back) and SINK (bytes are consumed and their total acknowledged).",
+                + " ECHO, SINK, SEND, WRITE, READ, CALL, ALLTOALL and BROADCAST (see README.md).",
             "Prints 'listening <endpoint>' on stdout once it accepts connections."})
 public final class ServerMain implements Callable<Integer> {
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
@@ -32,8 +34,25 @@ public final class ServerMain implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE})")
     private Duration requestTimeout;
 
+    @Option(names = "--region-size", paramLabel = "SIZE", defaultValue = "1m", converter = Cli.SizeConverter.class,
+            description = "bytes of the region each write or read session registers (default: ${DEFAULT-VALUE})")
+    private long regionSize;
+
+    @Option(names = "--max-group-size", paramLabel = "N", defaultValue = "64",
+            description = "most clients in one alltoall or broadcast group (default: ${DEFAULT-VALUE})")
+    private int maxGroupSize;
+
+    @Option(names = "--group-timeout", paramLabel = "DURATION", defaultValue = "30s",
+            converter = Cli.DurationConverter.class,
+            description = "how long a group may take to gather its members, from the first one's arrival"
+                    + " (default: ${DEFAULT-VALUE})")
+    private Duration groupTimeout;
+
     @Option(names = {"-v", "--verbose"}, description = "log every session on stderr; print stack traces of errors")
     private boolean verbose;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
 
     private volatile boolean finished;
 
@@ -50,7 +69,21 @@ public final class ServerMain implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Server server = Server.start(endpoint, maxSessions, requestTimeout);
+        if (regionSize < 1 || regionSize > (1L << 30)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--region-size must be 1 byte to 1g, got "
+                    + regionSize);
+        }
+        if (maxGroupSize < 1 || maxGroupSize > 0xffff) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--max-group-size must be 1 to 65535, got "
+                    + maxGroupSize);
+        }
+        if (groupTimeout.isZero()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--group-timeout must be positive");
+        }
+        // routine plugins come from servercomm's own class path, never from clients
+        ExchangeSettings settings = new ExchangeSettings((int) regionSize, maxGroupSize, groupTimeout,
+                RoutineRegistry.load(ServerMain.class.getClassLoader()));
+        Server server = Server.start(endpoint, maxSessions, requestTimeout, settings);
         // The JVM exits with 128+signal after SIGINT/SIGTERM even when every hook finished; a server that
         // stopped cleanly on request exits 0 instead, once run() has released everything.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

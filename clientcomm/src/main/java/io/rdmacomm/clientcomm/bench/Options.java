@@ -1,6 +1,7 @@
 package io.rdmacomm.clientcomm.bench;
 
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.Units;
 import java.net.InetSocketAddress;
 import picocli.CommandLine;
@@ -98,8 +99,8 @@ final class Options {
 
     /** "busy-poll" when the endpoint spins before parking its reads, else "blocking". */
     static String mode(Endpoint endpoint) {
-        return endpoint.isSet(io.rdmacomm.api.EndpointOption.BUSY_POLL)
-                && !endpoint.duration(io.rdmacomm.api.EndpointOption.BUSY_POLL).isZero() ? "busy-poll" : "blocking";
+        return endpoint.isSet(EndpointOption.BUSY_POLL) && !endpoint.duration(EndpointOption.BUSY_POLL).isZero()
+                ? "busy-poll" : "blocking";
     }
 
     static final class SizeConverter implements CommandLine.ITypeConverter<Long> {

@@ -1,5 +1,6 @@
 package io.rdmacomm.clientcomm.bench;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -35,7 +36,7 @@ final class RawServeCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 server.close();
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 System.err.println("raw-serve: closing failed: " + e.getMessage());
             } finally {
                 stopped.countDown();

@@ -12,4 +12,11 @@ public interface ExchangeHandler {
      * the peer afterwards.
      */
     void run(Communicator peer, SessionRequest request) throws IOException;
+
+    /**
+     * Checks a request against what this server offers (a routine it has, a group size it allows) before the
+     * session is accepted; the dispatcher refuses the session with the exception's status and message.
+     */
+    default void validate(SessionRequest request) throws SessionException {
+    }
 }

@@ -33,15 +33,28 @@ public final class SessionDispatcher {
     }
 
     /**
-     * A dispatcher for every exchange this version serves (ECHO, SINK).
+     * A dispatcher for every exchange this version serves, with {@link ExchangeSettings#defaults()}.
      *
      * @param requestTimeout how long a client may take to send its whole request; zero waits for ever
      * @param timer runs the request timeouts; may be {@code null} when {@code requestTimeout} is zero
      */
     public static SessionDispatcher standard(Duration requestTimeout, ScheduledExecutorService timer) {
+        return standard(ExchangeSettings.defaults(), requestTimeout, timer);
+    }
+
+    /** A dispatcher for every exchange this version serves (see {@link Exchange}), configured by {@code settings}. */
+    public static SessionDispatcher standard(ExchangeSettings settings, Duration requestTimeout,
+            ScheduledExecutorService timer) {
         Map<Exchange, ExchangeHandler> handlers = new EnumMap<>(Exchange.class);
         handlers.put(Exchange.ECHO, new EchoHandler());
         handlers.put(Exchange.SINK, new SinkHandler());
+        handlers.put(Exchange.SEND, new SendHandler());
+        handlers.put(Exchange.WRITE, new WriteHandler(settings.regionSize()));
+        handlers.put(Exchange.READ, new ReadHandler(settings.regionSize()));
+        handlers.put(Exchange.CALL, new CallHandler(settings.routines()));
+        GroupHandler groups = new GroupHandler(settings.maxGroupSize(), settings.groupTimeout());
+        handlers.put(Exchange.ALLTOALL, groups);
+        handlers.put(Exchange.BROADCAST, groups);
         return of(handlers, requestTimeout, timer);
     }
 
@@ -94,10 +107,12 @@ public final class SessionDispatcher {
 
     private SessionRequest readRequest(Communicator peer) throws IOException {
         SessionRequest request = SessionRequest.read(peer);
-        if (!handlers.containsKey(request.exchange())) {
+        ExchangeHandler handler = handlers.get(request.exchange());
+        if (handler == null) {
             throw new SessionException(SessionStatus.UNKNOWN_EXCHANGE, "exchange " + request.exchange()
                     + " is not served here; served: " + handlers.keySet());
         }
+        handler.validate(request);
         return request;
     }
 

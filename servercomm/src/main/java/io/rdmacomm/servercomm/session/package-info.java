@@ -3,7 +3,10 @@
  * after connecting, the client sends a {@link io.rdmacomm.servercomm.session.SessionRequest} naming an
  * {@link io.rdmacomm.servercomm.session.Exchange} and its parameters; the server validates it, answers with a
  * {@link io.rdmacomm.servercomm.session.SessionReply} and, if it accepted, runs the exchange's
- * {@link io.rdmacomm.servercomm.session.ExchangeHandler} until the client ends the stream. New exchanges are a new
- * enum constant and a handler registered with the {@link io.rdmacomm.servercomm.session.SessionDispatcher}.
+ * {@link io.rdmacomm.servercomm.session.ExchangeHandler} until the client ends the stream; inside an exchange the
+ * server speaks in {@link io.rdmacomm.servercomm.session.ExchangeResult}s. Handlers use only the
+ * {@link io.rdmacomm.api.Communicator} contract (remote memory included), so every exchange runs on every
+ * transport. New exchanges are a new enum constant and a handler registered with the
+ * {@link io.rdmacomm.servercomm.session.SessionDispatcher}.
  */
 package io.rdmacomm.servercomm.session;

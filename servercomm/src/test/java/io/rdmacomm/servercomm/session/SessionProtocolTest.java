@@ -125,6 +125,88 @@ class SessionProtocolTest {
         assertTrue(e.getMessage().contains("0x52435352"), e.getMessage());
     }
 
+    @Test
+    void newExchangeRequestsHaveTheirDocumentedLayouts() {
+        assertArrayEquals(new byte[] {'R', 'C', 'S', 'Q', 0, 1, 0, 3, 0, 0, 0, 4, 0, 0, 1, 0},
+                bytes(SessionRequest.send(256).encode()));
+        assertArrayEquals(new byte[] {'R', 'C', 'S', 'Q', 0, 1, 0, 5, 0, 0, 0, 0}, bytes(SessionRequest.oneSidedRead().encode()));
+        assertArrayEquals(new byte[] {'R', 'C', 'S', 'Q', 0, 1, 0, 6, 0, 0, 0, 8, 3, 's', 'u', 'm', 0, 0, 0, 5},
+                bytes(SessionRequest.call("sum", 5).encode()));
+        assertArrayEquals(new byte[] {'R', 'C', 'S', 'Q', 0, 1, 0, 7, 0, 0, 0, 9, 2, 'g', '1', 0, 3, 0, 0, 0, 64},
+                bytes(SessionRequest.allToAll("g1", 3, 64).encode()));
+        assertArrayEquals(new byte[] {'R', 'C', 'S', 'Q', 0, 1, 0, 8, 0, 0, 0, 8, 1, 'b', 0, 2, 0, 0, 0, 0},
+                bytes(SessionRequest.broadcast("b", 2, 0).encode()));
+    }
+
+    @Test
+    void newExchangeRequestsRoundTrip() throws IOException {
+        SessionRequest call = SessionRequest.read(new ScriptedPeer(bytes(SessionRequest.call("sha256", 77).encode()),
+                2).mock);
+        assertEquals("sha256", call.routine());
+        assertEquals(77, call.inputLength());
+        SessionRequest group = SessionRequest.read(new ScriptedPeer(bytes(SessionRequest.allToAll("demo", 64, 100)
+                .encode()), 3).mock);
+        assertEquals("demo", group.group());
+        assertEquals(64, group.members());
+        assertEquals(100, group.groupMessageSize());
+        assertEquals(1L << 33, SessionRequest.read(new ScriptedPeer(bytes(SessionRequest.oneSidedWrite(1L << 33).encode()),
+                4).mock).writeTotal());
+    }
+
+    @Test
+    void malformedParametersOfNewExchangesAreRefusedNamingTheProblem() {
+        ByteBuffer badName = SessionRequest.allToAll("abc", 2, 8).encode();
+        badName.put(SessionProtocol.REQUEST_HEADER_LENGTH + 1, (byte) '/');
+        SessionException e = assertThrows(SessionException.class,
+                () -> SessionRequest.read(new ScriptedPeer(bytes(badName), 100).mock));
+        assertEquals(SessionStatus.BAD_PARAMETERS, e.status());
+        assertTrue(e.getMessage().contains("'/bc' is invalid"), e.getMessage());
+
+        ByteBuffer lyingLength = SessionRequest.call("echo", 0).encode();
+        lyingLength.put(SessionProtocol.REQUEST_HEADER_LENGTH, (byte) 9);
+        e = assertThrows(SessionException.class,
+                () -> SessionRequest.read(new ScriptedPeer(bytes(lyingLength), 100).mock));
+        assertEquals(SessionStatus.BAD_PARAMETERS, e.status());
+        assertTrue(e.getMessage().contains("name of 9 bytes does not fit"), e.getMessage());
+
+        ByteBuffer zeroMembers = SessionRequest.broadcast("b", 1, 0).encode();
+        zeroMembers.putShort(SessionProtocol.REQUEST_HEADER_LENGTH + 2, (short) 0);
+        e = assertThrows(SessionException.class,
+                () -> SessionRequest.read(new ScriptedPeer(bytes(zeroMembers), 100).mock));
+        assertTrue(e.getMessage().contains("0 members"), e.getMessage());
+
+        ByteBuffer hugeContribution = SessionRequest.allToAll("a", 2, 8).encode();
+        hugeContribution.putInt(SessionProtocol.REQUEST_HEADER_LENGTH + 4, SessionProtocol.MAX_GROUP_MESSAGE + 1);
+        e = assertThrows(SessionException.class,
+                () -> SessionRequest.read(new ScriptedPeer(bytes(hugeContribution), 100).mock));
+        assertEquals(SessionStatus.REQUEST_TOO_LARGE, e.status());
+
+        ByteBuffer readWithParams = ByteBuffer.allocate(13).put(bytes(SessionRequest.oneSidedRead().encode()))
+                .putInt(8, 1).put((byte) 0).flip();
+        e = assertThrows(SessionException.class,
+                () -> SessionRequest.read(new ScriptedPeer(bytes(readWithParams), 100).mock));
+        assertTrue(e.getMessage().contains("READ takes 0 bytes of parameters, got 1"), e.getMessage());
+    }
+
+    @Test
+    void exchangeResultIsVersionedWithExplicitLengthsAndRoundTrips() throws IOException {
+        ExchangeResult ok = ExchangeResult.ok(ByteBuffer.wrap(new byte[] {7, 8}));
+        assertArrayEquals(new byte[] {'R', 'C', 'S', 'X', 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 7, 8}, bytes(ok.encode()));
+        assertEquals(ok, ExchangeResult.read(new ScriptedPeer(bytes(ok.encode()), 3).mock));
+        ExchangeResult error = ExchangeResult.error(SessionStatus.GROUP_TIMEOUT, "too slow");
+        assertEquals(error, ExchangeResult.read(new ScriptedPeer(bytes(error.encode()), 1).mock));
+
+        SessionException refused = assertThrows(SessionException.class,
+                () -> ExchangeResult.expectOk(new ScriptedPeer(bytes(error.encode()), 100).mock, "alltoall"));
+        assertEquals("alltoall: GROUP_TIMEOUT: too slow", refused.getMessage());
+
+        ByteBuffer oversized = ok.encode();
+        oversized.putInt(10, SessionProtocol.MAX_RESULT_BODY + 1);
+        CommunicatorException e = assertThrows(CommunicatorException.class,
+                () -> ExchangeResult.read(new ScriptedPeer(bytes(oversized), 100).mock));
+        assertTrue(e.getMessage().contains("body of 8193 bytes"), e.getMessage());
+    }
+
     private static byte[] bytes(ByteBuffer b) {
         byte[] out = new byte[b.remaining()];
         b.duplicate().get(out);

@@ -1,0 +1,993 @@
+package io.rdmacomm.rdma;
+
+import io.rdmacomm.api.Access;
+import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.EndpointOption;
+import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.api.MemoryRegion;
+import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RemoteAccessException;
+import io.rdmacomm.api.Units;
+import io.rdmacomm.rdma.spi.ChannelHandler;
+import io.rdmacomm.rdma.spi.Completion;
+import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RegisteredBuffer;
+import io.rdmacomm.rdma.spi.RemoteRegion;
+import java.io.IOException;
+import java.net.SocketTimeoutException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedChannelException;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The stream protocol engine for one connection, on any {@link RdmaChannel}.
+ *
+ * <p>Each side registers a receive ring and sends its descriptor in the HELLO. The writer copies small writes into
+ * a registered staging buffer that mirrors the peer's ring offset for offset, and writes staged bytes one-sided
+ * into the ring followed by a DATA notification; the reader copies out and returns ring space with a CREDIT once
+ * half the ring is consumed; a writer without ring space blocks. A reader blocked on a large direct buffer with
+ * nothing to read advertises the buffer (ADVERT, tagged with its stream position); a writer whose stream position
+ * equals the advertised one writes its direct buffer straight into it (ZDATA). Since ring data and zero-copy data
+ * are both tied to stream positions, exactly one of them fills any position and a stale advert is never used.
+ * Notifications may arrive out of order; the reader orders them by stream position.
+ */
+final class Connection implements ChannelHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
+    private static final long PARK_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long CANCEL_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final long CLOSE_FLUSH_DEFAULT_NANOS = TimeUnit.SECONDS.toNanos(3);
+    private static final int MAX_FLUSH_CHUNK = 256 * 1024;
+
+    private final Endpoint endpoint;
+    private final int ringSize;
+    private final int zeroCopyThreshold;
+    private final long readTimeoutNanos;
+    private final long busyPollNanos;
+    private final long handshakeTimeoutNanos;
+    private final Budget budget;
+
+    private volatile RdmaChannel channel;
+    private volatile ByteBuffer peerHello;
+    private volatile boolean established;
+    private final Set<Thread> waiters = ConcurrentHashMap.newKeySet();
+
+    private volatile IOException failure;
+    private volatile boolean closed;
+    private volatile long peerFinalPos = -1;
+    private volatile boolean writing;
+    /** Whether a read is running: the ring may be provider memory that close() unmaps, so close waits for it. */
+    private final AtomicInteger reading = new AtomicInteger();
+
+    // receive side
+    private ByteBuffer ring;
+    private LocalRegion ringRegion;
+    private final Object rx = new Object();
+    /** {stream position, ring cursor, length} of notified ring data, in stream order; guarded by rx. */
+    private final ArrayDeque<long[]> segments = new ArrayDeque<>();
+    /** Zero-copy arrivals and cancel acknowledgements by advert sequence number; guarded by rx. */
+    private final Map<Integer, Integer> zeroCopyArrived = new ConcurrentHashMap<>();
+    private volatile int cancelAcked = -1;
+    private long consumed;
+    private long ringConsumed;
+    private long creditSent;
+    private int nextAdvertSeq;
+
+    // send side
+    private ByteBuffer staging;
+    private LocalRegion stagingRegion;
+    private RemoteRegion peerRing;
+    private int peerRingSize;
+    private long pos;
+    private long ringWritten;
+    private long stagedFrom;
+    private long stagedPos;
+    private volatile long peerRingConsumed;
+    private final AtomicReference<Advert> advert = new AtomicReference<>();
+    private final AtomicInteger outstanding = new AtomicInteger();
+    private final Completion ringCompletion = new Completion() {
+        @Override
+        public void completed() {
+            outstanding.decrementAndGet();
+            wake();
+        }
+
+        @Override
+        public void failed(IOException cause) {
+            outstanding.decrementAndGet();
+            fail(cause);
+        }
+    };
+    private RemoteRegion lastAdvertRegion;
+    private volatile long zeroCopyBytes;
+
+    private RegistrationCache cache;
+
+    // remote memory
+    private final AtomicInteger nextRegionId = new AtomicInteger(1);
+    private final Map<Integer, Region> regions = new ConcurrentHashMap<>();
+    private final Map<Integer, PeerRegion> peerRegions = new ConcurrentHashMap<>();
+    private final Set<Long> acks = ConcurrentHashMap.newKeySet();
+
+    /** A peer's advertised read buffer. */
+    private record Advert(int seq, long pos, long address, int length, RegionDescriptor descriptor) {
+    }
+
+    Connection(Endpoint endpoint) {
+        this.endpoint = endpoint;
+        this.ringSize = endpoint.intSize(EndpointOption.RING_SIZE);
+        this.zeroCopyThreshold = endpoint.intSize(EndpointOption.ZERO_COPY_THRESHOLD);
+        this.readTimeoutNanos = endpoint.duration(EndpointOption.READ_TIMEOUT).toNanos();
+        this.busyPollNanos = endpoint.duration(EndpointOption.BUSY_POLL).toNanos();
+        this.handshakeTimeoutNanos = endpoint.duration(EndpointOption.HANDSHAKE_TIMEOUT).toNanos();
+        this.budget = new Budget(endpoint.size(EndpointOption.MAX_REGISTERED));
+        if (2L * ringSize > budget.limit()) {
+            throw new IllegalArgumentException("bad endpoint '" + endpoint + "': ringSize "
+                    + Units.formatSize(ringSize) + " needs " + Units.formatSize(2L * ringSize)
+                    + " of registered memory (ring and staging), more than maxRegistered "
+                    + Units.formatSize(budget.limit()));
+        }
+    }
+
+    void attach(RdmaChannel ch) {
+        this.channel = ch;
+    }
+
+    String peerName() {
+        RdmaChannel ch = channel;
+        return ch == null ? "unconnected" : ch.peerName();
+    }
+
+    Endpoint endpoint() {
+        return endpoint;
+    }
+
+    long registeredBytes() {
+        return budget.used();
+    }
+
+    /** Bytes this side wrote straight into the peer's advertised buffers. */
+    long zeroCopyBytes() {
+        return zeroCopyBytes;
+    }
+
+    // ---- handshake -------------------------------------------------------------------------------------------
+
+    /** Client side: registers the ring, sends HELLO, waits for the peer's and validates it. */
+    void clientHandshake(long deadline) throws IOException {
+        setupRing();
+        send(Wire.hello(ringRegion.descriptor()));
+        await(() -> peerHello != null || failure != null, deadline, "handshake (connectTimeout)");
+        if (peerHello == null) {
+            throw new CommunicatorException("handshake with " + peerName() + " at " + endpoint + " failed: "
+                    + failure.getMessage(), failure);
+        }
+        acceptPeerRing(Wire.parseHello(peerHello, peerName() + " (" + endpoint + ")"));
+        established = true;
+    }
+
+    /** Makes {@code t} (the server's handshake thread) woken by this connection's events. */
+    void watch(Thread t) {
+        waiters.add(t);
+    }
+
+    void unwatch(Thread t) {
+        waiters.remove(t);
+    }
+
+    boolean helloArrived() {
+        return peerHello != null || failure != null;
+    }
+
+    /** Server side, once {@link #helloArrived()}: validates the client's HELLO, then replies with ours. */
+    void serverHandshake() throws IOException {
+        if (peerHello == null) {
+            throw new CommunicatorException("connection from " + peerName() + " failed before its handshake: "
+                    + failure.getMessage(), failure);
+        }
+        RegionDescriptor peerRingDescriptor = Wire.parseHello(peerHello, peerName());
+        setupRing();
+        acceptPeerRing(peerRingDescriptor);
+        send(Wire.hello(ringRegion.descriptor()));
+        established = true;
+    }
+
+    private void setupRing() throws IOException {
+        if (!budget.tryReserve(ringSize)) {
+            throw new CommunicatorException("ringSize " + Units.formatSize(ringSize) + " exceeds maxRegistered");
+        }
+        RegisteredBuffer rb = channel.allocate(ringSize, EnumSet.of(Access.REMOTE_WRITE));
+        ring = rb.buffer();
+        ringRegion = rb.region();
+        cache = new RegistrationCache(channel, budget);
+    }
+
+    private void acceptPeerRing(RegionDescriptor d) throws IOException {
+        if (!d.access().contains(Access.REMOTE_WRITE) || d.length() <= 0 || d.length() > Integer.MAX_VALUE - 8) {
+            throw new HandshakeException("handshake from " + peerName() + ": unusable receive ring " + d
+                    + " (needs remote write and a length of 1 byte to 2g)");
+        }
+        peerRingSize = (int) d.length();
+        if (!budget.tryReserve(peerRingSize)) {
+            throw new HandshakeException("handshake from " + peerName() + ": the peer's ring of "
+                    + Units.formatSize(peerRingSize) + " needs a staging buffer beyond maxRegistered "
+                    + Units.formatSize(budget.limit()));
+        }
+        staging = ByteBuffer.allocateDirect(peerRingSize);
+        stagingRegion = channel.register(staging, Set.of());
+        peerRing = channel.unpack(d);
+    }
+
+    // ---- stream ----------------------------------------------------------------------------------------------
+
+    int read(ByteBuffer dst) throws IOException {
+        if (!dst.hasRemaining()) {
+            return 0;
+        }
+        reading.incrementAndGet();
+        try {
+            return readRing(dst);
+        } finally {
+            reading.decrementAndGet();
+        }
+    }
+
+    private int readRing(ByteBuffer dst) throws IOException {
+        long start = System.nanoTime();
+        long deadline = readTimeoutNanos > 0 ? start + readTimeoutNanos : 0;
+        long spinEnd = start + busyPollNanos;
+        Advert mine = null;
+        RegistrationCache.Entry mineEntry = null;
+        boolean cancelling = false;
+        waiters.add(Thread.currentThread());
+        try {
+            while (true) {
+                if (closed) {
+                    throw new AsynchronousCloseException();
+                }
+                if (mine != null) {
+                    Integer n = zeroCopyArrived.remove(mine.seq());
+                    if (n != null) {
+                        dst.position(dst.position() + n);
+                        consumed += n;
+                        return n;
+                    }
+                }
+                long[] seg;
+                synchronized (rx) {
+                    seg = segments.peekFirst();
+                    if (seg != null && seg[0] != consumed) {
+                        seg = null;
+                    }
+                }
+                if (seg != null) {
+                    return copyFromRing(seg, dst);
+                }
+                if (peerFinalPos >= 0 && consumed >= peerFinalPos) {
+                    return -1;
+                }
+                if (failure != null) {
+                    throw new CommunicatorException("read from " + peerName() + " failed: " + failure.getMessage(),
+                            failure);
+                }
+                if (cancelling && cancelAcked == mine.seq()) {
+                    throw timeout("read", readTimeoutNanos);
+                }
+                if (mine == null && !cancelling && dst.remaining() >= zeroCopyThreshold && dst.isDirect()) {
+                    mineEntry = cache.acquire(dst);
+                    if (mineEntry != null) {
+                        mine = advertise(dst, mineEntry);
+                    }
+                }
+                long now = System.nanoTime();
+                if (deadline != 0 && now - deadline >= 0) {
+                    if (mine == null) {
+                        throw timeout("read", readTimeoutNanos);
+                    }
+                    if (cancelling) {
+                        LOG.warn("{}: peer {} did not answer the cancellation of advert {} in time", endpoint,
+                                peerName(), mine.seq());
+                        throw timeout("read", readTimeoutNanos);
+                    }
+                    // the peer may be writing into dst right now: take the advert back before giving up
+                    cancelling = true;
+                    deadline = now + CANCEL_GRACE_NANOS;
+                    send(ByteBuffer.allocate(5).put(Wire.CANCEL).putInt(mine.seq()).flip());
+                }
+                if (busyPollNanos > 0 && now - spinEnd < 0) {
+                    if (!channel.poll()) {
+                        Thread.onSpinWait();
+                    }
+                    continue;
+                }
+                pause(now, deadline);
+            }
+        } finally {
+            if (mineEntry != null) {
+                cache.release(mineEntry);
+            }
+            waiters.remove(Thread.currentThread());
+        }
+    }
+
+    private Advert advertise(ByteBuffer dst, RegistrationCache.Entry entry) throws IOException {
+        int seq = nextAdvertSeq++;
+        long address = entry.region.address() + dst.position();
+        Advert a = new Advert(seq, consumed, address, dst.remaining(), entry.region.descriptor());
+        RegionDescriptor d = a.descriptor();
+        ByteBuffer m = ByteBuffer.allocate(1 + 4 + 8 + 8 + 8 + 4 + d.encodedLength());
+        m.put(Wire.ADVERT).putInt(seq).putLong(consumed).putLong(ringConsumed).putLong(address)
+                .putInt(dst.remaining());
+        d.writeTo(m);
+        creditSent = ringConsumed;
+        send(m.flip());
+        return a;
+    }
+
+    private int copyFromRing(long[] seg, ByteBuffer dst) throws IOException {
+        int off = (int) (seg[1] % ringSize);
+        int n = (int) Math.min(dst.remaining(), seg[2]);
+        ByteBuffer src = ring.duplicate();
+        src.limit(off + n).position(off);
+        dst.put(src);
+        synchronized (rx) {
+            seg[0] += n;
+            seg[1] += n;
+            seg[2] -= n;
+            if (seg[2] == 0) {
+                segments.pollFirst();
+            }
+        }
+        consumed += n;
+        ringConsumed += n;
+        if (ringConsumed - creditSent >= ringSize / 2) {
+            creditSent = ringConsumed;
+            send(ByteBuffer.allocate(9).put(Wire.CREDIT).putLong(ringConsumed).flip());
+        }
+        return n;
+    }
+
+    void write(ByteBuffer src) throws IOException {
+        writing = true;
+        try {
+            while (src.hasRemaining()) {
+                checkWritable();
+                Advert a = advert.get();
+                if (a != null && a.pos() == pos && src.isDirect() && advert.compareAndSet(a, null)
+                        && zeroCopy(src, a)) {
+                    continue;
+                }
+                long free = peerRingSize - (ringWritten - peerRingConsumed);
+                if (free == 0) {
+                    flushStaged();
+                    long deadline = readTimeoutNanos > 0 ? System.nanoTime() + readTimeoutNanos : 0;
+                    await(() -> peerRingSize - (ringWritten - peerRingConsumed) > 0 || failure != null
+                            || peerFinalPos >= 0, deadline, "write (waiting for the reader; readTimeout)");
+                    continue;
+                }
+                int off = (int) (ringWritten % peerRingSize);
+                int n = (int) Math.min(src.remaining(), Math.min(free, peerRingSize - off));
+                staging.put(off, src, src.position(), n);
+                src.position(src.position() + n);
+                ringWritten += n;
+                pos += n;
+                if (ringWritten - stagedFrom >= Math.min(MAX_FLUSH_CHUNK, peerRingSize / 4)) {
+                    flushStaged();
+                }
+            }
+        } finally {
+            writing = false;
+            waiters.remove(Thread.currentThread());
+        }
+    }
+
+    private boolean zeroCopy(ByteBuffer src, Advert a) throws IOException {
+        flushStaged();
+        RegistrationCache.Entry e = cache.acquire(src);
+        if (e == null) {
+            return false;
+        }
+        try {
+            RemoteRegion target = lastAdvertRegion;
+            if (target == null || !target.descriptor().equals(a.descriptor())) {
+                if (target != null) {
+                    target.close();
+                }
+                target = channel.unpack(a.descriptor());
+                lastAdvertRegion = target;
+            }
+            int n = Math.min(src.remaining(), a.length());
+            ByteBuffer note = ByteBuffer.allocate(17).put(Wire.ZDATA).putInt(a.seq()).putLong(pos).putInt(n).flip();
+            OpCompletion done = new OpCompletion();
+            channel.write(e.region, e.region.address() + src.position(), target, a.address(), n, note, done);
+            await(() -> done.finished || failure != null, 0, "zero-copy write");
+            done.check("zero-copy write to " + peerName());
+            src.position(src.position() + n);
+            pos += n;
+            stagedPos = pos;
+            zeroCopyBytes += n;
+            return true;
+        } finally {
+            cache.release(e);
+        }
+    }
+
+    private void flushStaged() {
+        while (stagedFrom < ringWritten) {
+            int off = (int) (stagedFrom % peerRingSize);
+            int n = (int) Math.min(ringWritten - stagedFrom, peerRingSize - off);
+            ByteBuffer note = ByteBuffer.allocate(21).put(Wire.DATA).putLong(stagedPos).putLong(stagedFrom)
+                    .putInt(n).flip();
+            outstanding.incrementAndGet();
+            channel.write(stagingRegion, stagingRegion.address() + off, peerRing,
+                    peerRing.descriptor().address() + off, n, note, ringCompletion);
+            stagedFrom += n;
+            stagedPos += n;
+        }
+    }
+
+    void sync() throws IOException {
+        writing = true;
+        try {
+            checkWritable();
+            flushStaged();
+            long deadline = readTimeoutNanos > 0 ? System.nanoTime() + readTimeoutNanos : 0;
+            await(() -> outstanding.get() == 0 || failure != null, deadline, "sync (readTimeout)");
+            checkWritable();
+        } finally {
+            writing = false;
+            waiters.remove(Thread.currentThread());
+        }
+    }
+
+    private void checkWritable() throws IOException {
+        if (closed) {
+            throw new AsynchronousCloseException();
+        }
+        if (failure != null) {
+            throw new CommunicatorException("write to " + peerName() + " failed: " + failure.getMessage(), failure);
+        }
+        if (peerFinalPos >= 0) {
+            throw new CommunicatorException("write to " + peerName() + " failed: the peer closed the connection");
+        }
+    }
+
+    // ---- remote memory ---------------------------------------------------------------------------------------
+
+    MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
+        if (!buffer.isDirect()) {
+            throw new IllegalArgumentException("only direct buffers can be registered, got a heap buffer");
+        }
+        if (access.isEmpty()) {
+            throw new IllegalArgumentException("empty access set: give REMOTE_READ, REMOTE_WRITE or both");
+        }
+        if (buffer.isReadOnly() && access.contains(Access.REMOTE_WRITE)) {
+            throw new IllegalArgumentException("a read-only buffer cannot be registered for REMOTE_WRITE");
+        }
+        checkUsable();
+        ByteBuffer view = buffer.slice();
+        if (!budget.tryReserve(view.capacity())) {
+            throw new CommunicatorException("registering " + view.capacity() + " bytes on " + endpoint
+                    + " would exceed maxRegistered " + Units.formatSize(budget.limit()) + " ("
+                    + budget.used() + " bytes registered)");
+        }
+        LocalRegion lr;
+        try {
+            lr = channel.register(view, access);
+        } catch (IOException | RuntimeException e) {
+            budget.release(view.capacity());
+            throw e;
+        }
+        int id = nextRegionId.getAndIncrement();
+        RegionDescriptor pd = lr.descriptor();
+        byte[] pk = pd.key();
+        byte[] key = ByteBuffer.allocate(4 + pk.length).putInt(id).put(pk).array();
+        RegionDescriptor d = new RegionDescriptor(pd.address(), pd.length(), access, key);
+        Region r = new Region(id, view, lr, d);
+        regions.put(id, r);
+        ByteBuffer m = ByteBuffer.allocate(5 + d.encodedLength()).put(Wire.ANNOUNCE).putInt(id);
+        d.writeTo(m);
+        try {
+            send(m.flip());
+            awaitAck(Wire.ANNOUNCE, id, "registration");
+        } catch (IOException | RuntimeException e) {
+            r.close();
+            throw e;
+        }
+        return r;
+    }
+
+    private void awaitAck(byte type, int id, String what) throws IOException {
+        long key = ((long) type << 32) | (id & 0xffffffffL);
+        await(() -> acks.contains(key) || failure != null, System.nanoTime() + handshakeTimeoutNanos,
+                "waiting for " + peerName() + " to acknowledge a " + what + " (handshakeTimeout)");
+        if (!acks.remove(key)) {
+            throw new CommunicatorException(what + " of a region on " + endpoint + " failed: "
+                    + failure.getMessage(), failure);
+        }
+    }
+
+    void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
+        oneSided(remote, offset, src, Access.REMOTE_WRITE);
+    }
+
+    void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
+        oneSided(remote, offset, dst, Access.REMOTE_READ);
+    }
+
+    private void oneSided(RegionDescriptor remote, long offset, ByteBuffer local, Access needed)
+            throws IOException {
+        checkUsable();
+        PeerRegion pr = resolve(remote);
+        int n = local.remaining();
+        pr.announced.checkAccess(offset, n, needed);
+        synchronized (pr) {
+            if (pr.revoked) {
+                throw new RemoteAccessException("region " + remote + " of " + peerName() + " was deregistered");
+            }
+            pr.inflight++;
+        }
+        try {
+            if (n == 0) {
+                return;
+            }
+            RemoteRegion rr = pr.unpacked(channel);
+            ByteBuffer buf = local.isDirect() && !local.isReadOnly() ? local : null;
+            ByteBuffer bounce = null;
+            if (buf == null) {
+                bounce = ByteBuffer.allocateDirect(n);
+                if (needed == Access.REMOTE_WRITE) {
+                    bounce.put(local.duplicate()).flip();
+                }
+            }
+            ByteBuffer target = bounce != null ? bounce : buf;
+            RegistrationCache.Entry e = cache.acquire(target);
+            LocalRegion temp = null;
+            if (e == null) {
+                temp = channel.register(target, Set.of());
+            }
+            try {
+                LocalRegion lr = e != null ? e.region : temp;
+                long localAddress = lr.address() + (bounce != null ? 0 : local.position());
+                long remoteAddress = pr.announced.address() + offset;
+                OpCompletion done = new OpCompletion();
+                if (needed == Access.REMOTE_WRITE) {
+                    channel.write(lr, localAddress, rr, remoteAddress, n, null, done);
+                } else {
+                    channel.read(rr, remoteAddress, lr, localAddress, n, done);
+                }
+                await(() -> done.finished || failure != null, 0, needed == Access.REMOTE_WRITE ? "put" : "get");
+                done.check((needed == Access.REMOTE_WRITE ? "put into " : "get from ") + remote + " of "
+                        + peerName());
+            } finally {
+                if (e != null) {
+                    cache.release(e);
+                }
+                if (temp != null) {
+                    temp.close();
+                }
+                waiters.remove(Thread.currentThread());
+            }
+            if (needed == Access.REMOTE_READ && bounce != null) {
+                local.duplicate().put(bounce);
+            }
+            local.position(local.limit());
+        } finally {
+            boolean ack;
+            synchronized (pr) {
+                pr.inflight--;
+                ack = pr.revoked && pr.inflight == 0;
+            }
+            if (ack) {
+                ackRevoke(pr.id);
+            }
+        }
+    }
+
+    private PeerRegion resolve(RegionDescriptor remote) throws RemoteAccessException {
+        byte[] key = remote.key();
+        PeerRegion pr = key.length >= 4 ? peerRegions.get(ByteBuffer.wrap(key).getInt()) : null;
+        if (pr == null || !pr.announced.equals(remote)) {
+            throw new RemoteAccessException("unknown remote key for region " + remote + ": " + peerName()
+                    + " has registered no such region on this connection");
+        }
+        return pr;
+    }
+
+    private void ackRevoke(int id) {
+        send(ByteBuffer.allocate(6).put(Wire.ACK).put(Wire.REVOKE).putInt(id).flip());
+    }
+
+    /** A region of this side, registered for the peer. */
+    private final class Region implements MemoryRegion {
+        private final int id;
+        private final ByteBuffer buffer;
+        private final LocalRegion local;
+        private final RegionDescriptor descriptor;
+        private boolean released;
+
+        Region(int id, ByteBuffer buffer, LocalRegion local, RegionDescriptor descriptor) {
+            this.id = id;
+            this.buffer = buffer;
+            this.local = local;
+            this.descriptor = descriptor;
+        }
+
+        @Override
+        public ByteBuffer buffer() {
+            return buffer.duplicate().clear();
+        }
+
+        @Override
+        public RegionDescriptor descriptor() {
+            return descriptor;
+        }
+
+        @Override
+        public void close() {
+            synchronized (this) {
+                if (released) {
+                    return;
+                }
+                released = true;
+            }
+            regions.remove(id);
+            if (established && !closed && failure == null) {
+                // the peer must stop using the key before the memory stops being registered
+                try {
+                    send(ByteBuffer.allocate(5).put(Wire.REVOKE).putInt(id).flip());
+                    awaitAck(Wire.REVOKE, id, "deregistration");
+                } catch (IOException e) {
+                    LOG.warn("{}: deregistering region {} without the acknowledgement of {}: {}", endpoint,
+                            descriptor, peerName(), e.getMessage());
+                }
+            }
+            local.close();
+            budget.release(buffer.capacity());
+        }
+    }
+
+    /** A region the peer registered for this side. */
+    private static final class PeerRegion {
+        final int id;
+        final RegionDescriptor announced;
+        final RegionDescriptor provider;
+        RemoteRegion unpacked;
+        int inflight;
+        boolean revoked;
+
+        PeerRegion(int id, RegionDescriptor announced) {
+            this.id = id;
+            this.announced = announced;
+            byte[] k = announced.key();
+            this.provider = new RegionDescriptor(announced.address(), announced.length(), announced.access(),
+                    Arrays.copyOfRange(k, 4, k.length));
+        }
+
+        synchronized RemoteRegion unpacked(RdmaChannel ch) throws IOException {
+            if (unpacked == null) {
+                unpacked = ch.unpack(provider);
+            }
+            return unpacked;
+        }
+
+        synchronized void release() {
+            if (unpacked != null) {
+                unpacked.close();
+                unpacked = null;
+            }
+        }
+    }
+
+    // ---- events ----------------------------------------------------------------------------------------------
+
+    @Override
+    public void onMessage(ByteBuffer message) {
+        if (peerHello == null) {
+            ByteBuffer copy = ByteBuffer.allocate(message.remaining()).put(message.duplicate()).flip();
+            peerHello = copy;
+            wake();
+            return;
+        }
+        try {
+            dispatch(message.duplicate());
+        } catch (BufferUnderflowException | IllegalArgumentException e) {
+            fail(new CommunicatorException("malformed message from " + peerName() + ": " + Wire.describe(message),
+                    e));
+        }
+    }
+
+    private void dispatch(ByteBuffer m) {
+        byte type = m.get();
+        switch (type) {
+            case Wire.DATA -> {
+                long[] seg = {m.getLong(), m.getLong(), m.getInt()};
+                synchronized (rx) {
+                    long[] last = segments.peekLast();
+                    if (last == null || last[0] + last[2] <= seg[0]) {
+                        segments.addLast(seg);
+                    } else {
+                        insertOutOfOrder(seg);
+                    }
+                }
+            }
+            case Wire.CREDIT -> credit(m.getLong());
+            case Wire.ADVERT -> {
+                int seq = m.getInt();
+                long p = m.getLong();
+                credit(m.getLong());
+                long address = m.getLong();
+                int length = m.getInt();
+                advert.set(new Advert(seq, p, address, length, RegionDescriptor.readFrom(m)));
+            }
+            case Wire.ZDATA -> {
+                int seq = m.getInt();
+                m.getLong();
+                zeroCopyArrived.put(seq, m.getInt());
+            }
+            case Wire.CANCEL -> {
+                int seq = m.getInt();
+                Advert a = advert.get();
+                if (a != null && a.seq() == seq && advert.compareAndSet(a, null)) {
+                    send(ByteBuffer.allocate(5).put(Wire.CANCEL_ACK).putInt(seq).flip());
+                }
+            }
+            case Wire.CANCEL_ACK -> cancelAcked = m.getInt();
+            case Wire.CLOSE -> peerFinalPos = m.getLong();
+            case Wire.ANNOUNCE -> {
+                int id = m.getInt();
+                RegionDescriptor d = RegionDescriptor.readFrom(m);
+                if (d.key().length < 4) {
+                    throw new IllegalArgumentException("announced region without an id");
+                }
+                peerRegions.put(id, new PeerRegion(id, d));
+                send(ByteBuffer.allocate(6).put(Wire.ACK).put(Wire.ANNOUNCE).putInt(id).flip());
+            }
+            case Wire.REVOKE -> {
+                int id = m.getInt();
+                PeerRegion pr = peerRegions.remove(id);
+                boolean ack = true;
+                if (pr != null) {
+                    synchronized (pr) {
+                        pr.revoked = true;
+                        ack = pr.inflight == 0;
+                    }
+                    pr.release();
+                }
+                if (ack) {
+                    ackRevoke(id);
+                }
+            }
+            case Wire.ACK -> {
+                byte what = m.get();
+                acks.add(((long) what << 32) | (m.getInt() & 0xffffffffL));
+            }
+            default -> throw new IllegalArgumentException("unknown message type " + type);
+        }
+        wake();
+    }
+
+    private void insertOutOfOrder(long[] seg) {
+        ArrayDeque<long[]> sorted = new ArrayDeque<>(segments.size() + 1);
+        boolean placed = false;
+        for (Iterator<long[]> it = segments.iterator(); it.hasNext();) {
+            long[] s = it.next();
+            if (!placed && seg[0] < s[0]) {
+                sorted.addLast(seg);
+                placed = true;
+            }
+            sorted.addLast(s);
+        }
+        if (!placed) {
+            sorted.addLast(seg);
+        }
+        segments.clear();
+        segments.addAll(sorted);
+    }
+
+    private void credit(long value) {
+        if (value > peerRingConsumed) {
+            peerRingConsumed = value;
+        }
+    }
+
+    @Override
+    public void onError(IOException cause) {
+        fail(cause);
+    }
+
+    private void fail(IOException cause) {
+        if (failure == null) {
+            failure = cause;
+        }
+        wake();
+    }
+
+    private void wake() {
+        for (Thread t : waiters) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    private void send(ByteBuffer message) {
+        channel.send(message, new Completion() {
+            @Override
+            public void completed() {
+            }
+
+            @Override
+            public void failed(IOException cause) {
+                fail(cause);
+            }
+        });
+    }
+
+    private void checkUsable() throws IOException {
+        if (closed) {
+            throw new ClosedChannelException();
+        }
+        if (failure != null) {
+            throw new CommunicatorException("connection to " + peerName() + " failed: " + failure.getMessage(),
+                    failure);
+        }
+    }
+
+    private SocketTimeoutException timeout(String what, long nanos) {
+        return new SocketTimeoutException(what + " from " + peerName() + " on " + endpoint + " timed out after "
+                + Units.formatDuration(java.time.Duration.ofNanos(nanos)));
+    }
+
+    /** Waits until {@code ready} holds, spinning for busyPoll first; deadline 0 waits without limit. */
+    private void await(BooleanSupplier ready, long deadline, String what) throws IOException {
+        long spinEnd = System.nanoTime() + busyPollNanos;
+        waiters.add(Thread.currentThread());
+        try {
+            while (!ready.getAsBoolean()) {
+                if (closed) {
+                    throw new AsynchronousCloseException();
+                }
+                long now = System.nanoTime();
+                if (deadline != 0 && now - deadline >= 0) {
+                    throw new SocketTimeoutException(what + " with " + peerName() + " on " + endpoint
+                            + " timed out");
+                }
+                if (busyPollNanos > 0 && now - spinEnd < 0) {
+                    if (!channel.poll()) {
+                        Thread.onSpinWait();
+                    }
+                    continue;
+                }
+                pause(now, deadline);
+            }
+        } finally {
+            waiters.remove(Thread.currentThread());
+        }
+    }
+
+    /** Parks until woken; the caller registered in {@link #waiters} before it last checked its condition. */
+    private void pause(long now, long deadline) {
+        long nanos = deadline == 0 ? PARK_MAX_NANOS : Math.min(PARK_MAX_NANOS, deadline - now);
+        if (nanos > 0) {
+            LockSupport.parkNanos(this, nanos);
+        }
+    }
+
+    // ---- close -----------------------------------------------------------------------------------------------
+
+    /**
+     * Closes the connection: unless a writer is active, first delivers staged bytes and announces the end of the
+     * stream (bounded by the read timeout, or a few seconds), then releases the channel and every registration.
+     */
+    void close() {
+        if (closed) {
+            return;
+        }
+        RdmaChannel ch = channel;
+        if (established && !writing && failure == null && ch != null) {
+            try {
+                flushStaged();
+                long bound = readTimeoutNanos > 0 ? readTimeoutNanos : CLOSE_FLUSH_DEFAULT_NANOS;
+                await(() -> outstanding.get() == 0 || failure != null, System.nanoTime() + bound, "close");
+                if (failure == null) {
+                    send(ByteBuffer.allocate(9).put(Wire.CLOSE).putLong(pos).flip());
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("{}: bytes not delivered before close: {}", endpoint, e.toString());
+            } finally {
+                waiters.remove(Thread.currentThread());
+            }
+        }
+        closed = true;
+        wake();
+        long deadline = System.nanoTime() + CLOSE_FLUSH_DEFAULT_NANOS;
+        while (reading.get() > 0 && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        if (reading.get() > 0) {
+            LOG.warn("{}: a read on {} did not leave within 3 s of close", endpoint, peerName());
+        }
+        if (ch != null) {
+            ch.close();
+        }
+        releaseAll();
+    }
+
+    private void releaseAll() {
+        for (Region r : regions.values()) {
+            regions.remove(r.id);
+            synchronized (r) {
+                r.released = true;
+            }
+            r.local.close();
+            budget.release(r.buffer.capacity());
+        }
+        for (PeerRegion pr : peerRegions.values()) {
+            pr.release();
+        }
+        peerRegions.clear();
+        if (lastAdvertRegion != null) {
+            lastAdvertRegion.close();
+        }
+        if (peerRing != null) {
+            peerRing.close();
+        }
+        if (cache != null) {
+            cache.close();
+        }
+        if (ringRegion != null) {
+            ringRegion.close();
+            budget.release(ringSize);
+            ringRegion = null;
+        }
+        if (stagingRegion != null) {
+            stagingRegion.close();
+            budget.release(peerRingSize);
+            stagingRegion = null;
+        }
+    }
+
+    /** Completion of one operation a caller waits for. */
+    private final class OpCompletion implements Completion {
+        volatile boolean finished;
+        volatile IOException error;
+
+        @Override
+        public void completed() {
+            finished = true;
+            wake();
+        }
+
+        @Override
+        public void failed(IOException cause) {
+            error = cause;
+            finished = true;
+            wake();
+        }
+
+        void check(String what) throws IOException {
+            IOException e = error;
+            if (e instanceof RemoteAccessException r) {
+                throw new RemoteAccessException(what + ": " + r.getMessage());
+            }
+            if (e != null) {
+                throw new CommunicatorException(what + " failed: " + e.getMessage(), e);
+            }
+        }
+    }
+}

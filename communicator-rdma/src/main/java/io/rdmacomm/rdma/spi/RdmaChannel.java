@@ -1,0 +1,73 @@
+package io.rdmacomm.rdma.spi;
+
+import io.rdmacomm.api.Access;
+import io.rdmacomm.api.RegionDescriptor;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Set;
+
+/**
+ * One reliable, connected provider channel (verbs: an RC queue pair; UCX: an endpoint). Operations are
+ * asynchronous and report through a {@link Completion}; all methods are thread-safe. Operations issued after the
+ * channel failed or closed complete with a failure.
+ */
+public interface RdmaChannel extends AutoCloseable {
+
+    /** The peer, for messages ({@code "127.0.0.1:53122"}). */
+    String peerName();
+
+    /**
+     * Registers the memory of a direct buffer, from index 0 to its capacity, for local use and for the given remote
+     * rights (an empty set: local use only, e.g. as the source of writes). The region's address is that of index 0.
+     */
+    LocalRegion register(ByteBuffer buffer, Set<Access> access) throws IOException;
+
+    /**
+     * Allocates {@code length} bytes of registered memory for buffers the peer writes into (receive rings).
+     * Providers override this where memory they allocate is cheaper to reach: UCX maps it into shared memory, so
+     * a peer on the same host puts into it with a plain copy, where a put into mapped application memory needs
+     * the target's progress before its flush completes.
+     */
+    default RegisteredBuffer allocate(int length, Set<Access> access) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocateDirect(length);
+        return new RegisteredBuffer(buffer, register(buffer, access));
+    }
+
+    /** Unpacks a descriptor the peer packed with {@link LocalRegion#descriptor()}. */
+    RemoteRegion unpack(RegionDescriptor descriptor) throws IOException;
+
+    /** The largest control message {@link #send} and {@link #write} notifications accept. */
+    int maxMessageSize();
+
+    /**
+     * Sends a two-sided control message; the peer's handler receives it in order with this channel's other
+     * messages and notifications. {@code message}'s remaining bytes are copied before the call returns.
+     */
+    void send(ByteBuffer message, Completion done);
+
+    /**
+     * Writes {@code length} bytes at {@code srcAddress} (inside {@code src}) into the peer's memory at
+     * {@code dstAddress} (inside {@code dst}); if {@code notification} is not null, the peer's handler then
+     * receives it, never before the data is placed. {@code done} reports remote completion: the data is in the
+     * peer's memory. {@code notification} is copied before the call returns.
+     */
+    void write(LocalRegion src, long srcAddress, RemoteRegion dst, long dstAddress, int length,
+            ByteBuffer notification, Completion done);
+
+    /** Reads {@code length} bytes of the peer's memory at {@code srcAddress} into {@code dstAddress}. */
+    void read(RemoteRegion src, long srcAddress, LocalRegion dst, long dstAddress, int length, Completion done);
+
+    /**
+     * Progresses the provider once on the calling thread (for busy-polling readers); returns whether anything
+     * happened. Providers with their own progress thread may return false without doing anything.
+     */
+    boolean poll();
+
+    /**
+     * Closes the channel: pending operations fail, the peer sees the connection end, and every resource the
+     * channel holds (unpacked keys, registrations made through it, threads) is released. Waits at most for a
+     * short, bounded flush. Idempotent.
+     */
+    @Override
+    void close();
+}

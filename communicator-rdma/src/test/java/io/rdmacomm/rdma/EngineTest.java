@@ -1,0 +1,344 @@
+package io.rdmacomm.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmacomm.api.Access;
+import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.api.MemoryRegion;
+import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RemoteAccessException;
+import io.rdmacomm.rdma.spi.ChannelHandler;
+import io.rdmacomm.rdma.spi.Completion;
+import io.rdmacomm.rdma.spi.RdmaChannel;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The protocol engine against the in-memory provider: stream, backpressure, faults, remote memory. */
+@Timeout(30)
+class EngineTest {
+    private final InMemoryProvider provider = new InMemoryProvider();
+    private RdmaCommunicator server;
+    private RdmaCommunicator client;
+    private RdmaCommunicator accepted;
+
+    private void open(String options) throws IOException {
+        server = new RdmaCommunicator(Endpoint.parse("rdma://127.0.0.1:0" + options), provider);
+        server.serve();
+        client = new RdmaCommunicator(server.endpoint(), provider);
+        client.connect();
+        accepted = (RdmaCommunicator) server.accept();
+    }
+
+    @AfterEach
+    void closeAll() {
+        for (RdmaCommunicator c : new RdmaCommunicator[] {client, accepted, server}) {
+            if (c != null) {
+                c.close();
+            }
+        }
+    }
+
+    private InMemoryProvider.Chan clientChannel() {
+        return provider.channels.values().stream().filter(c -> c.name.startsWith("client")).findFirst()
+                .orElseThrow();
+    }
+
+    private static byte[] pattern(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private static void waitFor(BooleanSupplier condition, String what) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    @Test
+    void mixedSizesArriveInOrderThroughRingAndZeroCopy() throws Exception {
+        open("?ringSize=64k&zeroCopyThreshold=16k");
+        byte[] data = pattern(3_000_000, 1);
+        CompletableFuture<byte[]> received = CompletableFuture.supplyAsync(() -> {
+            ByteBuffer all = ByteBuffer.allocate(data.length);
+            ByteBuffer direct = ByteBuffer.allocateDirect(200_000);
+            Random r = new Random(2);
+            try {
+                while (all.hasRemaining()) {
+                    ByteBuffer dst = r.nextBoolean() ? direct.clear() : ByteBuffer.allocate(1 + r.nextInt(5000));
+                    dst.limit(Math.min(dst.capacity(), all.remaining()));
+                    int n = accepted.read(dst);
+                    assertTrue(n > 0, "read returned " + n);
+                    all.put(dst.flip());
+                }
+                return all.array();
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        Random r = new Random(3);
+        ByteBuffer directSrc = ByteBuffer.allocateDirect(300_000);
+        for (int off = 0; off < data.length;) {
+            int n = Math.min(data.length - off, 1 + r.nextInt(r.nextBoolean() ? 100 : 300_000));
+            ByteBuffer src = r.nextBoolean() ? directSrc.clear().put(data, off, n).flip()
+                    : ByteBuffer.wrap(data, off, n);
+            client.write(src);
+            assertFalse(src.hasRemaining());
+            off += n;
+            if (r.nextInt(4) == 0) {
+                client.sync();
+            }
+        }
+        client.sync();
+        assertArrayEquals(data, received.get(20, TimeUnit.SECONDS));
+        assertTrue(client.zeroCopyBytes() > 0, "no write took the zero-copy path");
+    }
+
+    @Test
+    void reorderedNotificationsAreReadInStreamOrder() throws Exception {
+        open("?ringSize=4k");
+        clientChannel().swapNextNotification = true;
+        byte[] data = pattern(3000, 4);
+        client.write(ByteBuffer.wrap(data, 0, 1000));
+        client.sync();
+        client.write(ByteBuffer.wrap(data, 1000, 2000));
+        client.sync();
+        ByteBuffer got = ByteBuffer.allocate(3000);
+        accepted.readFully(got);
+        assertArrayEquals(data, got.array());
+    }
+
+    @Test
+    void writerBlocksOnCreditsUntilTheReaderConsumesAndNothingIsDropped() throws Exception {
+        open("?ringSize=4k");
+        byte[] data = pattern(64 * 1024, 5);
+        CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+            try {
+                client.write(ByteBuffer.wrap(data));
+                client.sync();
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        InMemoryProvider.Chan ch = clientChannel();
+        waitFor(() -> ch.writes.get() > 0, "the first ring write");
+        int before = ch.writes.get();
+        assertThrows(java.util.concurrent.TimeoutException.class, () -> writer.get(300, TimeUnit.MILLISECONDS));
+        assertEquals(before, ch.writes.get(), "the writer kept writing without credits");
+        ByteBuffer got = ByteBuffer.allocate(data.length);
+        accepted.readFully(got);
+        writer.get(10, TimeUnit.SECONDS);
+        assertArrayEquals(data, got.array());
+    }
+
+    @Test
+    void blockedWriterTimesOutWithReadTimeout() throws Exception {
+        open("?ringSize=4k&readTimeout=200ms");
+        long start = System.nanoTime();
+        SocketTimeoutException e = assertThrows(SocketTimeoutException.class,
+                () -> client.write(ByteBuffer.allocate(16 * 1024)));
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5));
+        assertTrue(e.getMessage().contains("write"), e.getMessage());
+    }
+
+    @Test
+    void failedCompletionFailsTheNextWriteOrSync() throws Exception {
+        open("");
+        clientChannel().failWrites.set(new CommunicatorException("injected: remote operation error"));
+        client.write(ByteBuffer.wrap(pattern(100, 6)));
+        IOException e = assertThrows(IOException.class, () -> client.sync());
+        assertTrue(e.getMessage().contains("injected"), e.getMessage());
+    }
+
+    @Test
+    void peerVanishingMidWriteFailsTheBlockedWriter() throws Exception {
+        open("?ringSize=4k");
+        CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+            try {
+                client.write(ByteBuffer.allocate(1 << 20));
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        InMemoryProvider.Chan ch = clientChannel();
+        waitFor(() -> ch.writes.get() > 0, "the first ring write");
+        ch.vanish();
+        ExecutionException e = assertThrows(ExecutionException.class, () -> writer.get(10, TimeUnit.SECONDS));
+        assertTrue(e.getCause().getCause() instanceof IOException, e.toString());
+        assertTrue(e.getCause().getCause().getMessage().contains("vanished"), e.getCause().getCause().getMessage());
+    }
+
+    @Test
+    void peerCloseGivesEndOfStreamAfterTheData() throws Exception {
+        open("");
+        client.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        client.close();
+        ByteBuffer got = ByteBuffer.allocate(10);
+        assertEquals(3, accepted.read(got));
+        assertEquals(-1, accepted.read(got));
+        assertThrows(IOException.class, () -> {
+            accepted.write(ByteBuffer.allocate(1));
+            accepted.sync();
+        });
+    }
+
+    @Test
+    void closeUnblocksReaderAndLaterCallsThrowClosedChannel() throws Exception {
+        open("");
+        CompletableFuture<Integer> reader = CompletableFuture.supplyAsync(() -> {
+            try {
+                return accepted.read(ByteBuffer.allocate(10));
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        waitFor(() -> !reader.isDone() && threadParkedIn("read"), "the reader to block");
+        accepted.close();
+        ExecutionException e = assertThrows(ExecutionException.class, () -> reader.get(5, TimeUnit.SECONDS));
+        assertTrue(e.getCause().getCause() instanceof AsynchronousCloseException, e.toString());
+        assertThrows(ClosedChannelException.class, () -> accepted.read(ByteBuffer.allocate(1)));
+    }
+
+    private static boolean threadParkedIn(String method) {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t ->
+                (t.getState() == Thread.State.TIMED_WAITING || t.getState() == Thread.State.WAITING)
+                && java.util.Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals(method)
+                        && f.getClassName().equals(Connection.class.getName())));
+    }
+
+    @Test
+    void garbageHandshakeIsDroppedAndTheServerKeepsServing() throws Exception {
+        server = new RdmaCommunicator(Endpoint.parse("rdma://127.0.0.1:0?handshakeTimeout=2s"), provider);
+        server.serve();
+        RdmaChannel raw = provider.connect(new InetSocketAddress("127.0.0.1", server.endpoint().port()),
+                Duration.ofSeconds(1), new ChannelHandler() {
+                    @Override
+                    public void onMessage(ByteBuffer message) {
+                    }
+
+                    @Override
+                    public void onError(IOException cause) {
+                    }
+                });
+        CompletableFuture<Void> sent = new CompletableFuture<>();
+        raw.send(ByteBuffer.wrap("GET / HTTP/1.1\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII)),
+                new Completion() {
+                    @Override
+                    public void completed() {
+                        sent.complete(null);
+                    }
+
+                    @Override
+                    public void failed(IOException cause) {
+                        sent.completeExceptionally(cause);
+                    }
+                });
+        sent.get(5, TimeUnit.SECONDS);
+        client = new RdmaCommunicator(server.endpoint(), provider);
+        client.connect();
+        accepted = (RdmaCommunicator) server.accept();
+        client.write(ByteBuffer.wrap(new byte[] {42}));
+        client.sync();
+        ByteBuffer one = ByteBuffer.allocate(1);
+        accepted.readFully(one);
+        assertEquals(42, one.get(0));
+        raw.close();
+    }
+
+    @Test
+    void clientRejectsAServerSpeakingSomethingElse() throws Exception {
+        var listener = provider.listen(new InetSocketAddress("127.0.0.1", 0), ch -> {
+            ch.send(ByteBuffer.wrap(new byte[] {'S', 'S', 'H', '-', '2'}), new Completion() {
+                @Override
+                public void completed() {
+                }
+
+                @Override
+                public void failed(IOException cause) {
+                }
+            });
+            return new ChannelHandler() {
+                @Override
+                public void onMessage(ByteBuffer message) {
+                }
+
+                @Override
+                public void onError(IOException cause) {
+                }
+            };
+        });
+        client = new RdmaCommunicator(Endpoint.parse("rdma://127.0.0.1:" + listener.address().getPort()), provider);
+        HandshakeException e = assertThrows(HandshakeException.class, () -> client.connect());
+        assertTrue(e.getMessage().contains("53 53 48 2d 32"), e.getMessage());
+        listener.close();
+    }
+
+    @Test
+    void remoteMemoryChecksFailOnlyThatOperation() throws Exception {
+        open("");
+        ByteBuffer target = ByteBuffer.allocateDirect(1024);
+        MemoryRegion writable = accepted.register(target, EnumSet.of(Access.REMOTE_WRITE));
+        MemoryRegion readable = accepted.register(ByteBuffer.allocateDirect(64).put(0, (byte) 9),
+                EnumSet.of(Access.REMOTE_READ));
+        RegionDescriptor w = RegionDescriptor.fromBytes(writable.descriptor().toBytes());
+        client.put(ByteBuffer.wrap(new byte[] {7, 8}), w, 10);
+        assertEquals(7, target.get(10));
+        assertEquals(8, target.get(11));
+        ByteBuffer back = ByteBuffer.allocate(2);
+        assertThrows(RemoteAccessException.class, () -> client.get(w, 10, back));
+        assertThrows(RemoteAccessException.class, () -> client.put(ByteBuffer.allocate(2), w, 1023));
+        RegionDescriptor forged = new RegionDescriptor(w.address(), 1 << 20, w.access(), w.key());
+        assertThrows(RemoteAccessException.class, () -> client.put(ByteBuffer.allocate(2), forged, 2000));
+        ByteBuffer nine = ByteBuffer.allocateDirect(1);
+        client.get(readable.descriptor(), 0, nine);
+        assertEquals(9, nine.get(0));
+        writable.close();
+        RemoteAccessException gone = assertThrows(RemoteAccessException.class,
+                () -> client.put(ByteBuffer.allocate(1), w, 0));
+        assertTrue(gone.getMessage().contains("unknown remote key") || gone.getMessage().contains("deregistered"));
+        client.write(ByteBuffer.wrap(new byte[] {5}));
+        client.sync();
+        ByteBuffer one = ByteBuffer.allocate(1);
+        accepted.readFully(one);
+        assertEquals(5, one.get(0));
+        readable.close();
+    }
+
+    @Test
+    void registrationsAreBoundedByMaxRegistered() throws Exception {
+        open("?ringSize=4k&maxRegistered=64k");
+        assertEquals(8 * 1024, accepted.registeredBytes());
+        MemoryRegion r = accepted.register(ByteBuffer.allocateDirect(32 * 1024), Access.readWrite());
+        CommunicatorException e = assertThrows(CommunicatorException.class,
+                () -> accepted.register(ByteBuffer.allocateDirect(32 * 1024), Access.readWrite()));
+        assertTrue(e.getMessage().contains("maxRegistered"), e.getMessage());
+        r.close();
+        assertEquals(8 * 1024, accepted.registeredBytes());
+        accepted.close();
+        assertEquals(0, accepted.registeredBytes());
+    }
+}

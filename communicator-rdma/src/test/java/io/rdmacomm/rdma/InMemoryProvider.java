@@ -1,0 +1,305 @@
+package io.rdmacomm.rdma;
+
+import io.rdmacomm.api.Access;
+import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RemoteAccessException;
+import io.rdmacomm.rdma.spi.ChannelHandler;
+import io.rdmacomm.rdma.spi.Completion;
+import io.rdmacomm.rdma.spi.ListenerHandler;
+import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RdmaListener;
+import io.rdmacomm.rdma.spi.RdmaProvider;
+import io.rdmacomm.rdma.spi.RemoteRegion;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A provider whose "remote memory" is the other channel's registered buffers in this JVM. Each channel delivers
+ * to its peer on its own thread, in order, so completions and notifications are asynchronous as on a fabric; hooks
+ * inject faults: failed completions, a peer that vanishes, swapped notifications.
+ */
+final class InMemoryProvider implements RdmaProvider {
+    private final Map<Integer, ListenerHandler> listeners = new ConcurrentHashMap<>();
+    private final Map<Long, Mem> memory = new ConcurrentHashMap<>();
+    private final AtomicLong nextAddress = new AtomicLong(0x1000_0000L);
+    private final AtomicInteger nextPort = new AtomicInteger(40000);
+    final Map<String, Chan> channels = new ConcurrentHashMap<>();
+
+    /** Registered memory: base address to buffer. */
+    private record Mem(long address, ByteBuffer buffer, Set<Access> access) {
+    }
+
+    @Override
+    public String name() {
+        return "inmem";
+    }
+
+    @Override
+    public Optional<String> unavailabilityCause() {
+        return Optional.empty();
+    }
+
+    @Override
+    public RdmaChannel connect(InetSocketAddress peer, Duration timeout, ChannelHandler handler) throws IOException {
+        ListenerHandler l = listeners.get(peer.getPort());
+        if (l == null) {
+            throw new ConnectException("nothing listens on " + peer);
+        }
+        Chan client = new Chan("client:" + peer.getPort());
+        Chan server = new Chan("server:" + peer.getPort());
+        client.peer = server;
+        server.peer = client;
+        client.handler = handler;
+        server.handler = l.onConnection(server);
+        channels.put(client.name, client);
+        channels.put(server.name, server);
+        return client;
+    }
+
+    @Override
+    public RdmaListener listen(InetSocketAddress address, ListenerHandler handler) {
+        int port = address.getPort() == 0 ? nextPort.getAndIncrement() : address.getPort();
+        listeners.put(port, handler);
+        return new RdmaListener() {
+            @Override
+            public InetSocketAddress address() {
+                return new InetSocketAddress(address.getAddress(), port);
+            }
+
+            @Override
+            public void close() {
+                listeners.remove(port);
+            }
+        };
+    }
+
+    private Mem find(RegionDescriptor d, long address, long length, Access needed) throws RemoteAccessException {
+        Mem m = memory.get(ByteBuffer.wrap(d.key()).getLong());
+        if (m == null) {
+            throw new RemoteAccessException("remote key not registered");
+        }
+        if (!m.access().contains(needed)) {
+            throw new RemoteAccessException("no " + needed);
+        }
+        if (address < m.address() || address + length > m.address() + m.buffer().capacity()) {
+            throw new RemoteAccessException("out of bounds");
+        }
+        return m;
+    }
+
+    private static ByteBuffer view(Mem m, long address, int length) {
+        int off = (int) (address - m.address());
+        return m.buffer().duplicate().limit(off + length).position(off);
+    }
+
+    /** One side of a connection. */
+    final class Chan implements RdmaChannel {
+        final String name;
+        volatile Chan peer;
+        volatile ChannelHandler handler;
+        private final ExecutorService deliver;
+        private volatile boolean closed;
+        private volatile boolean vanished;
+        /** Fails the next write completions with this error, without placing data. */
+        final AtomicReference<IOException> failWrites = new AtomicReference<>();
+        /** Holds back the next DATA notification until after the following one. */
+        volatile boolean swapNextNotification;
+        private ByteBuffer held;
+        final AtomicInteger writes = new AtomicInteger();
+
+        Chan(String name) {
+            this.name = name;
+            this.deliver = Executors.newSingleThreadExecutor(r -> new Thread(r, "rdmacomm-rdma-test-" + name));
+        }
+
+        @Override
+        public String peerName() {
+            return name;
+        }
+
+        @Override
+        public LocalRegion register(ByteBuffer buffer, Set<Access> access) {
+            long base = nextAddress.getAndAdd(buffer.capacity() + 4096L);
+            memory.put(base, new Mem(base, buffer, Set.copyOf(access)));
+            byte[] key = ByteBuffer.allocate(8).putLong(base).array();
+            return new LocalRegion() {
+                @Override
+                public long address() {
+                    return base;
+                }
+
+                @Override
+                public long length() {
+                    return buffer.capacity();
+                }
+
+                @Override
+                public RegionDescriptor descriptor() {
+                    return new RegionDescriptor(base, buffer.capacity(), access, key);
+                }
+
+                @Override
+                public void close() {
+                    memory.remove(base);
+                }
+            };
+        }
+
+        @Override
+        public RemoteRegion unpack(RegionDescriptor descriptor) {
+            return new RemoteRegion() {
+                @Override
+                public RegionDescriptor descriptor() {
+                    return descriptor;
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+        }
+
+        @Override
+        public int maxMessageSize() {
+            return 4096;
+        }
+
+        @Override
+        public void send(ByteBuffer message, Completion done) {
+            ByteBuffer copy = copy(message);
+            submit(done, () -> {
+                peer.handler.onMessage(copy);
+                return null;
+            });
+        }
+
+        @Override
+        public void write(LocalRegion src, long srcAddress, RemoteRegion dst, long dstAddress, int length,
+                ByteBuffer notification, Completion done) {
+            writes.incrementAndGet();
+            ByteBuffer note = notification == null ? null : copy(notification);
+            submit(done, () -> {
+                IOException injected = failWrites.getAndSet(null);
+                if (injected != null) {
+                    return injected;
+                }
+                Mem from = memory.get(src.address());
+                Mem to = find(dst.descriptor(), dstAddress, length, Access.REMOTE_WRITE);
+                view(to, dstAddress, length).put(view(from, srcAddress, length));
+                if (note != null) {
+                    if (swapNextNotification && held == null) {
+                        swapNextNotification = false;
+                        held = note;
+                        return null;
+                    }
+                    peer.handler.onMessage(note);
+                    if (held != null) {
+                        ByteBuffer h = held;
+                        held = null;
+                        peer.handler.onMessage(h);
+                    }
+                }
+                return null;
+            });
+        }
+
+        @Override
+        public void read(RemoteRegion src, long srcAddress, LocalRegion dst, long dstAddress, int length,
+                Completion done) {
+            submit(done, () -> {
+                Mem from = find(src.descriptor(), srcAddress, length, Access.REMOTE_READ);
+                Mem to = memory.get(dst.address());
+                view(to, dstAddress, length).put(view(from, srcAddress, length));
+                return null;
+            });
+        }
+
+        /** An operation run on the delivery thread; returns an error to fail the completion with. */
+        private interface Op {
+            IOException run() throws IOException;
+        }
+
+        private void submit(Completion done, Op op) {
+            try {
+                deliver.execute(() -> {
+                    if (vanished) {
+                        done.failed(new CommunicatorException(name + ": connection closed"));
+                        return;
+                    }
+                    IOException error;
+                    try {
+                        error = op.run();
+                    } catch (IOException e) {
+                        error = e;
+                    }
+                    if (error == null) {
+                        done.completed();
+                    } else {
+                        done.failed(error);
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                done.failed(new CommunicatorException(name + ": connection closed"));
+            }
+        }
+
+        @Override
+        public boolean poll() {
+            return false;
+        }
+
+        /** The peer vanishes: this side's handler gets an error; the peer gets nothing more. */
+        void vanish() {
+            Chan p = peer;
+            p.vanished = true;
+            p.closed = true;
+            p.deliver.shutdownNow();
+            deliver.execute(() -> handler.onError(new CommunicatorException(name + ": peer vanished")));
+        }
+
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            Chan p = peer;
+            // like a flushing close: what was issued is delivered first, then the peer learns the end
+            try {
+                deliver.execute(() -> {
+                    if (!p.closed) {
+                        p.handler.onError(new CommunicatorException(p.name + ": peer closed"));
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                // this side vanished already
+            }
+            deliver.shutdown();
+            try {
+                deliver.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static ByteBuffer copy(ByteBuffer b) {
+        return ByteBuffer.allocate(b.remaining()).put(b.duplicate()).flip();
+    }
+}

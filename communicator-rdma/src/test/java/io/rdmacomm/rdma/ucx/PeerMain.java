@@ -1,0 +1,37 @@
+package io.rdmacomm.rdma.ucx;
+
+import io.rdmacomm.api.Communicator;
+import io.rdmacomm.api.Communicators;
+import java.nio.ByteBuffer;
+
+/**
+ * The peer process of {@link UcxPeerDeathTest}: connects, says so on stdout, then either writes forever
+ * ({@code write}) or writes nothing and never reads ({@code sink}) until it is killed.
+ */
+public final class PeerMain {
+    private PeerMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args[0];
+        try (Communicator c = Communicators.connect(args[1])) {
+            System.out.println("CONNECTED");
+            System.out.flush();
+            ByteBuffer chunk = ByteBuffer.allocateDirect(64 * 1024);
+            if (mode.equals("write")) {
+                long total = 0;
+                while (true) {
+                    c.write(chunk.clear());
+                    c.sync();
+                    total += chunk.capacity();
+                    if (total == 4L * chunk.capacity()) {
+                        System.out.println("STREAMING");
+                        System.out.flush();
+                    }
+                }
+            }
+            // sink: hold the connection open and never read; the parent never writes to stdin and kills us
+            System.in.read();
+        }
+    }
+}
