@@ -259,8 +259,10 @@ public final class LocalCommunicator implements Communicator {
     @Override
     public void sync() throws IOException {
         Half h = connected();
-        if (h.out.readerClosed()) {
-            throw new IOException("sync to " + h.peer().label + " on " + endpoint + ": connection closed by the peer");
+        // bytes the peer read before it closed were delivered; only bytes it dropped unread make sync fail
+        if (h.out.undeliverable()) {
+            throw new IOException("sync to " + h.peer().label + " on " + endpoint
+                    + ": connection closed by the peer before it read everything");
         }
     }
 

@@ -24,6 +24,8 @@ final class Pipe {
     private boolean writerClosed;
     /** The reading side closed: buffered bytes are discarded and writes fail. */
     private boolean readerClosed;
+    /** The reading side closed with bytes it never read: they can no longer be delivered. */
+    private boolean lostOnClose;
 
     Pipe(int capacity) {
         this.ring = new byte[capacity];
@@ -115,6 +117,7 @@ final class Pipe {
         lock.lock();
         try {
             readerClosed = true;
+            lostOnClose |= count > 0;
             count = 0;
             notEmpty.signalAll();
             notFull.signalAll();
@@ -124,10 +127,11 @@ final class Pipe {
     }
 
     /** Whether the reading side has closed (writes would fail). */
-    boolean readerClosed() {
+    /** Whether the reader closed before it had read every byte written so far. */
+    boolean undeliverable() {
         lock.lock();
         try {
-            return readerClosed;
+            return lostOnClose;
         } finally {
             lock.unlock();
         }

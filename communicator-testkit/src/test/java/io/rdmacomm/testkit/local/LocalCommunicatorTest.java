@@ -138,7 +138,24 @@ class LocalCommunicatorTest {
         p[1].close();
         IOException e = assertThrows(IOException.class, () -> p[2].write(ByteBuffer.allocate(10)));
         assertTrue(e.getMessage().contains("closed by the peer"), e.getMessage());
-        assertThrows(IOException.class, p[2]::sync);
+    }
+
+    @Test
+    void syncSucceedsWhenThePeerReadEverythingBeforeClosing() throws Exception {
+        Communicator[] p = pair("");
+        p[2].write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        p[1].readFully(ByteBuffer.allocate(3));
+        p[1].close();
+        p[2].sync();
+    }
+
+    @Test
+    void syncFailsWhenThePeerClosedWithBytesUnread() throws Exception {
+        Communicator[] p = pair("");
+        p[2].write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        p[1].close();
+        IOException e = assertThrows(IOException.class, p[2]::sync);
+        assertTrue(e.getMessage().contains("before it read everything"), e.getMessage());
     }
 
     @Test
