@@ -32,6 +32,8 @@ launch() {
     if (( $(java_major "$java") >= 22 )); then
         opts+=(--enable-native-access=ALL-UNNAMED)
     fi
+    # DiSNI (rdma://...?provider=verbs) reads direct buffers' addresses through sun.nio.ch.DirectBuffer.
+    opts+=(--add-exports java.base/sun.nio.ch=ALL-UNNAMED)
     # UCX must not install its own SIGSEGV handler inside the JVM, which uses SIGSEGV itself.
     export UCX_ERROR_SIGNALS=""
     # UCX logs to stdout, which is the tools' output; the Java side reports every failure itself.
