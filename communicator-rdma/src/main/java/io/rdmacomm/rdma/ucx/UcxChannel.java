@@ -75,7 +75,8 @@ final class UcxChannel implements RdmaChannel {
         if (!buffer.isDirect() || buffer.capacity() == 0) {
             throw new IllegalArgumentException("UCX registers non-empty direct buffers only");
         }
-        long address = UcxUtils.getAddress(buffer);
+        // UcxUtils.getAddress adds the buffer's position; the region starts at index 0 whatever the position is
+        long address = UcxUtils.getAddress(buffer.duplicate().position(0));
         UcpMemory mem;
         try {
             mem = loop.context.memoryMap(new UcpMemMapParams().setAddress(address).setLength(buffer.capacity())
