@@ -25,7 +25,8 @@ public enum EndpointOption {
     BUSY_POLL("busyPoll", Type.DURATION, "0", Set.of("tcp", "rdma"),
             "how long a blocked read spins on the transport before it parks (lower latency, burns a core)"),
     MAX_REGISTERED("maxRegistered", Type.SIZE, "1g", Set.of(),
-            "the most memory one connection may register for remote access, transport buffers included"),
+            "the most memory one connection may register: its regions, and on rdma:// also its ring,"
+                    + " staging and zero-copy cache"),
     PROVIDER("provider", Type.STRING, "ucx", Set.of("rdma"),
             "the RDMA provider: ucx (JUCX over UCX) or verbs (DiSNI over libibverbs/librdmacm)"),
     RING_SIZE("ringSize", Type.SIZE, "1m", Set.of("rdma"),
