@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@code ucx} RDMA provider: JUCX over the system's libucx, using whatever UCX finds (InfiniBand/RoCE verbs,
  * shared memory, tcp; restrict it with {@code UCX_TLS}). Connections are UCX client/server endpoints created from
- * socket addresses, in peer error-handling mode so a vanished peer fails the connection.
+ * socket addresses; a vanished peer fails the connection through the endpoint's error handler.
  */
 public final class UcxProvider implements RdmaProvider {
     private static final Logger LOG = LoggerFactory.getLogger(UcxProvider.class);
@@ -58,7 +58,7 @@ public final class UcxProvider implements RdmaProvider {
         loop.add(0, ch);
         loop.begin();
         try {
-            ch.ep = loop.worker.newEndpoint(new UcpEndpointParams().setSocketAddress(peer).setPeerErrorHandlingMode()
+            ch.ep = loop.worker.newEndpoint(endpointParams().setSocketAddress(peer)
                     .setErrorHandler(ch::onEpError).setName("rdmacomm"));
             long deadline = System.nanoTime() + timeout.toNanos();
             while (ch.remoteId < 0 && ch.failure() == null) {
@@ -133,6 +133,17 @@ public final class UcxProvider implements RdmaProvider {
         };
     }
 
+    /**
+     * Endpoints in UCX's default error mode, not peer mode: libucx 1.13 gives a peer-mode endpoint only transports
+     * that report peer failure, which leaves out shared memory (sysv/posix active messages, cma put), so a
+     * same-host connection ran over tcp/lo with put emulated in active messages (a flush then waits for the
+     * target's progress). A killed peer is still reported through the endpoint's error handler: its
+     * connection-manager socket closes ({@code UcxPeerDeathTest}, both transports).
+     */
+    private static UcpEndpointParams endpointParams() {
+        return new UcpEndpointParams();
+    }
+
     /** A connection request, on the server's progress thread. */
     private static void accept(WorkerLoop loop, int id, UcpConnectionRequest request, ListenerHandler handler) {
         InetSocketAddress client = request.getClientAddress();
@@ -141,8 +152,8 @@ public final class UcxProvider implements RdmaProvider {
         loop.retain();
         loop.add(id, ch);
         try {
-            ch.ep = loop.worker.newEndpoint(new UcpEndpointParams().setConnectionRequest(request)
-                    .setPeerErrorHandlingMode().setErrorHandler(ch::onEpError).setName("rdmacomm"));
+            ch.ep = loop.worker.newEndpoint(endpointParams().setConnectionRequest(request)
+                    .setErrorHandler(ch::onEpError).setName("rdmacomm"));
             ch.remoteId = 0;
             ch.handler = handler.onConnection(ch);
             ByteBuffer h = ByteBuffer.allocateDirect(8).order(ByteOrder.BIG_ENDIAN).putInt(0).putInt(id).flip();
