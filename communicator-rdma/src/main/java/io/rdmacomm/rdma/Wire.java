@@ -20,6 +20,8 @@ import java.util.HexFormat;
  * ANNOUNCE   9 | u32 region id | descriptor                              (a region registered for the peer)
  * REVOKE    10 | u32 region id
  * ACK       11 | u8 acknowledged type | u32 region id
+ * DATA_INLINE 12 | u64 stream position | u64 ring cursor | u32 length | the bytes (small ring chunks; the reader's
+ *                  side places them into its ring at the cursor, so ring and credit accounting are as for DATA)
  * </pre>
  */
 final class Wire {
@@ -37,6 +39,9 @@ final class Wire {
     static final byte ANNOUNCE = 9;
     static final byte REVOKE = 10;
     static final byte ACK = 11;
+    static final byte DATA_INLINE = 12;
+
+    static final int DATA_INLINE_HEADER = 1 + 8 + 8 + 4;
 
     static final int HELLO_HEADER = 1 + 4 + 2;
 

@@ -33,6 +33,8 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The protocol engine against the in-memory provider: stream, backpressure, faults, remote memory. */
 @Timeout(30)
@@ -128,18 +130,24 @@ class EngineTest {
         assertTrue(client.zeroCopyBytes() > 0, "no write took the zero-copy path");
     }
 
-    @Test
-    void reorderedNotificationsAreReadInStreamOrder() throws Exception {
-        open("?ringSize=4k");
-        clientChannel().swapNextNotification = true;
-        byte[] data = pattern(3000, 4);
-        client.write(ByteBuffer.wrap(data, 0, 1000));
+    @ParameterizedTest(name = "{0} then {1} bytes")
+    @CsvSource({"1500, 2500", "1000, 2000", "2000, 1000", "500, 700"})
+    void reorderedNotificationsAreReadInStreamOrder(int first, int second) throws Exception {
+        // sizes above Connection.INLINE_MAX go as a ring write + DATA, the others inside DATA_INLINE: every mix
+        open("?ringSize=8k");
+        InMemoryProvider.Chan ch = clientChannel();
+        ch.swapNextNotification = true;
+        byte[] data = pattern(first + second, 4);
+        client.write(ByteBuffer.wrap(data, 0, first));
         client.sync();
-        client.write(ByteBuffer.wrap(data, 1000, 2000));
+        client.write(ByteBuffer.wrap(data, first, second));
         client.sync();
-        ByteBuffer got = ByteBuffer.allocate(3000);
+        ByteBuffer got = ByteBuffer.allocate(first + second);
         accepted.readFully(got);
         assertArrayEquals(data, got.array());
+        assertFalse(ch.swapNextNotification, "no notification was held back");
+        assertEquals((first > Connection.INLINE_MAX ? 1 : 0) + (second > Connection.INLINE_MAX ? 1 : 0),
+                ch.writes.get(), "ring writes");
     }
 
     @Test
@@ -175,11 +183,12 @@ class EngineTest {
         assertTrue(e.getMessage().contains("write"), e.getMessage());
     }
 
-    @Test
-    void failedCompletionFailsTheNextWriteOrSync() throws Exception {
+    @ParameterizedTest(name = "{0} bytes")
+    @CsvSource({"100", "5000"}) // DATA_INLINE and ring write
+    void failedCompletionFailsTheNextWriteOrSync(int size) throws Exception {
         open("");
         clientChannel().failWrites.set(new CommunicatorException("injected: remote operation error"));
-        client.write(ByteBuffer.wrap(pattern(100, 6)));
+        client.write(ByteBuffer.wrap(pattern(size, 6)));
         IOException e = assertThrows(IOException.class, () -> client.sync());
         assertTrue(e.getMessage().contains("injected"), e.getMessage());
     }
@@ -350,5 +359,35 @@ class EngineTest {
         assertEquals(8 * 1024, accepted.registeredBytes());
         accepted.close();
         assertEquals(0, accepted.registeredBytes());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "cursor past the ring end, 8000, 500, 500, outside the 8192-byte ring",
+        "length larger than the bytes carried, 0, 100, 10, carries 10",
+        "negative length, 0, -1, 0, outside the 8192-byte ring"})
+    void malformedInlineDataFailsTheReaderNamingTheProblem(String what, long cursor, int length, int carried,
+            String expected) throws Exception {
+        open("?ringSize=8k");
+        ByteBuffer m = ByteBuffer.allocate(Wire.DATA_INLINE_HEADER + carried).put(Wire.DATA_INLINE).putLong(0)
+                .putLong(cursor).putInt(length);
+        m.position(m.limit()).flip();
+        CompletableFuture<Void> sent = new CompletableFuture<>();
+        clientChannel().send(m, new Completion() {
+            @Override
+            public void completed() {
+                sent.complete(null);
+            }
+
+            @Override
+            public void failed(IOException cause) {
+                sent.completeExceptionally(cause);
+            }
+        });
+        sent.get(5, TimeUnit.SECONDS);
+        CommunicatorException e = assertThrows(CommunicatorException.class,
+                () -> accepted.readFully(ByteBuffer.allocate(1)));
+        assertTrue(e.getMessage().contains("malformed message"), e.getMessage());
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
     }
 }

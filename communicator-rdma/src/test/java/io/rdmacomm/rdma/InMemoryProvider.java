@@ -118,10 +118,12 @@ final class InMemoryProvider implements RdmaProvider {
         private volatile boolean vanished;
         /** Fails the next write completions with this error, without placing data. */
         final AtomicReference<IOException> failWrites = new AtomicReference<>();
-        /** Holds back the next DATA notification until after the following one. */
+        /** Holds back the next DATA or DATA_INLINE notification until after the following message. */
         volatile boolean swapNextNotification;
         private ByteBuffer held;
         final AtomicInteger writes = new AtomicInteger();
+        /** Messages sent with {@link #send} (control messages and DATA_INLINE). */
+        final AtomicInteger sends = new AtomicInteger();
 
         Chan(String name) {
             this.name = name;
@@ -183,8 +185,25 @@ final class InMemoryProvider implements RdmaProvider {
         @Override
         public void send(ByteBuffer message, Completion done) {
             ByteBuffer copy = copy(message);
+            sends.incrementAndGet();
             submit(done, () -> {
+                if (copy.get(0) == Wire.DATA_INLINE) {
+                    IOException injected = failWrites.getAndSet(null);
+                    if (injected != null) {
+                        return injected;
+                    }
+                }
+                if (copy.get(0) == Wire.DATA_INLINE && swapNextNotification && held == null) {
+                    swapNextNotification = false;
+                    held = copy;
+                    return null;
+                }
                 peer.handler.onMessage(copy);
+                if (held != null) {
+                    ByteBuffer h = held;
+                    held = null;
+                    peer.handler.onMessage(h);
+                }
                 return null;
             });
         }

@@ -64,6 +64,13 @@ public interface RdmaChannel extends AutoCloseable {
     boolean poll();
 
     /**
+     * The caller stopped busy-polling with {@link #poll()} and is about to wait: providers whose progress thread
+     * steps aside for polling callers resume it here. Default: nothing.
+     */
+    default void pollingEnded() {
+    }
+
+    /**
      * Closes the channel: pending operations fail, the peer sees the connection end, and every resource the
      * channel holds (unpacked keys, registrations made through it, threads) is released. Waits at most for a
      * short, bounded flush. Idempotent.

@@ -202,59 +202,6 @@ final class UcxChannel implements RdmaChannel {
         return 64 * 1024;
     }
 
-    /** Reports a UCX request's outcome to a completion exactly once, keeping native buffers reachable till then. */
-    private final class Callback extends UcxCallback {
-        private final Completion done;
-        private final String what;
-        private final AtomicBoolean reported = new AtomicBoolean();
-        @SuppressWarnings("unused")
-        private final Object[] keepAlive;
-        private final ByteBuffer thenNotify;
-        private volatile boolean tracked;
-
-        Callback(Completion done, String what, ByteBuffer thenNotify, Object... keepAlive) {
-            this.done = done;
-            this.what = what;
-            this.thenNotify = thenNotify;
-            this.keepAlive = keepAlive;
-        }
-
-        /** Counts this callback's request as in flight on the worker until it reports. */
-        Callback track() {
-            tracked = true;
-            loop.begin();
-            return this;
-        }
-
-        @Override
-        public void onSuccess(UcpRequest request) {
-            if (reported.compareAndSet(false, true)) {
-                if (tracked) {
-                    loop.end();
-                }
-                if (thenNotify != null) {
-                    sendAm(WorkerLoop.AM_CONTROL, header(0), thenNotify, 0, 0, null);
-                }
-                done.completed();
-            }
-        }
-
-        @Override
-        public void onError(int status, String message) {
-            fail(new CommunicatorException(what + " on the connection to " + peerName + " failed: " + message,
-                    status, null));
-        }
-
-        void fail(IOException e) {
-            if (reported.compareAndSet(false, true)) {
-                if (tracked) {
-                    loop.end();
-                }
-                done.failed(e);
-            }
-        }
-    }
-
     private static final Completion IGNORE = new Completion() {
         @Override
         public void completed() {
@@ -265,128 +212,255 @@ final class UcxChannel implements RdmaChannel {
         }
     };
 
-    private ByteBuffer header(int extra) {
-        return ByteBuffer.allocateDirect(4 + extra).order(ByteOrder.BIG_ENDIAN).putInt(remoteId);
+    /**
+     * A message in flight: direct memory holding the receiver id, header and (small) payload of one active message,
+     * which is also the JUCX callback of the requests that carry it. Pooled per channel, so the steady state issues
+     * UCX requests without allocating memory of its own (JUCX itself allocates a request object per operation).
+     */
+    private final class Slot extends UcxCallback {
+        static final int SEND = 0;
+        static final int PUT_FLUSH = 1;
+        static final int NOTE = 2;
+        static final int EAGER_WRITE = 3;
+        static final int FLUSH = 4;
+
+        final ByteBuffer mem;
+        final long address;
+        final boolean pooled;
+        int stage;
+        int amLength;
+        Completion done;
+        String what;
+        /** Incremented per issued request; a request's outcome is taken once ({@link #finished}). */
+        private int generation;
+        private int finished;
+
+        Slot(ByteBuffer mem, boolean pooled) {
+            this.mem = mem.order(ByteOrder.BIG_ENDIAN);
+            this.address = UcxUtils.getAddress(mem.duplicate().position(0));
+            this.pooled = pooled;
+        }
+
+        /** Starts an active message in this slot: the receiver id, then whatever the caller puts. */
+        ByteBuffer start(int stage, Completion done, String what) {
+            this.stage = stage;
+            this.done = done;
+            this.what = what;
+            return mem.clear().putInt(remoteId);
+        }
+
+        synchronized int issue() {
+            return ++generation;
+        }
+
+        /** Takes the outcome of request {@code gen} once; false if it was taken or the slot moved on. */
+        private synchronized boolean take(int gen) {
+            if (generation != gen || finished == gen) {
+                return false;
+            }
+            finished = gen;
+            return true;
+        }
+
+        @Override
+        public void onSuccess(UcpRequest request) {
+            if (!take(generation())) {
+                return;
+            }
+            loop.end();
+            Completion d = done;
+            switch (stage) {
+                case PUT_FLUSH -> {
+                    // the data is placed: now the notification, from this slot
+                    stage = NOTE;
+                    am(this, WorkerLoop.AM_CONTROL, address, 4, address + 4, amLength - 4);
+                    d.completed();
+                }
+                case EAGER_WRITE -> {
+                    stage = FLUSH;
+                    flush(this);
+                }
+                case NOTE -> release(this);
+                default -> {
+                    release(this);
+                    d.completed();
+                }
+            }
+        }
+
+        private synchronized int generation() {
+            return generation;
+        }
+
+        @Override
+        public void onError(int status, String message) {
+            fail(generation(), new CommunicatorException(what + " on the connection to " + peerName + " failed: "
+                    + message, status, null));
+        }
+
+        void fail(int gen, IOException e) {
+            if (!take(gen)) {
+                return;
+            }
+            loop.end();
+            Completion d = done;
+            boolean note = stage == NOTE;
+            release(this);
+            if (note) {
+                failConnection(e);
+            } else {
+                d.failed(e);
+            }
+        }
     }
 
-    private static ByteBuffer direct(ByteBuffer message) {
-        return ByteBuffer.allocateDirect(Math.max(1, message.remaining())).put(message.duplicate()).flip();
+    private static final int SLOT_SIZE = 2048;
+    private static final int SLOTS = 32;
+    private final Slot[] freeSlots = new Slot[SLOTS];
+    private int freeCount;
+
+    {
+        ByteBuffer slab = ByteBuffer.allocateDirect(SLOT_SIZE * SLOTS);
+        for (int i = 0; i < SLOTS; i++) {
+            freeSlots[freeCount++] = new Slot(slab.slice(i * SLOT_SIZE, SLOT_SIZE), true);
+        }
+    }
+
+    /** A free slot of at least {@code size} bytes: pooled if one is free and large enough, else a new one. */
+    private Slot slot(int size) {
+        if (size <= SLOT_SIZE) {
+            synchronized (freeSlots) {
+                if (freeCount > 0) {
+                    return freeSlots[--freeCount];
+                }
+            }
+        }
+        return new Slot(ByteBuffer.allocateDirect(Math.max(size, SLOT_SIZE)), false);
+    }
+
+    private void release(Slot s) {
+        s.done = null;
+        if (s.pooled) {
+            synchronized (freeSlots) {
+                freeSlots[freeCount++] = s;
+            }
+        }
+    }
+
+    /** Issues an active message whose header (receiver id first) and data lie at the given addresses. */
+    private void am(Slot s, int amId, long headerAddress, int headerLength, long dataAddress, long dataLength) {
+        int gen = s.issue();
+        loop.track();
+        UcpRequest r;
+        try {
+            r = ep.sendAmNonBlocking(amId, headerAddress, headerLength, dataAddress, dataLength, 0, s, HOST);
+        } catch (RuntimeException e) {
+            s.fail(gen, new CommunicatorException("active message to " + peerName + " failed: " + e.getMessage(), e));
+            return;
+        }
+        loop.issued(r);
+    }
+
+    private void flush(Slot s) {
+        int gen = s.issue();
+        loop.track();
+        UcpRequest r;
+        try {
+            r = ep.flushNonBlocking(s);
+        } catch (RuntimeException e) {
+            s.fail(gen, new CommunicatorException("flush to " + peerName + " failed: " + e.getMessage(), e));
+            return;
+        }
+        loop.issued(r);
     }
 
     @Override
     public void send(ByteBuffer message, Completion done) {
-        ByteBuffer data = direct(message);
-        Callback cb = new Callback(done, "send", null, data);
-        if (!usable(cb)) {
+        int n = message.remaining();
+        Slot s = slot(4 + n);
+        s.start(Slot.SEND, done, "send").put(message.duplicate());
+        if (!usable(s)) {
             return;
         }
-        sendAm(WorkerLoop.AM_CONTROL, header(0), data, UcxUtils.getAddress(data), message.remaining(), cb);
-    }
-
-    /** Sends an active message; {@code header} is positioned at its end. */
-    private void sendAm(int amId, ByteBuffer header, ByteBuffer dataBuffer, long dataAddress, long dataLength,
-            Callback cb) {
-        ByteBuffer h = header.flip();
-        long data = dataBuffer != null && dataAddress == 0 ? UcxUtils.getAddress(dataBuffer) : dataAddress;
-        long length = dataBuffer != null && dataAddress == 0 ? dataBuffer.remaining() : dataLength;
-        Callback c = cb != null ? cb : new Callback(IGNORE, "control message", null, dataBuffer);
-        Callback keeping = new Callback(new Completion() {
-            @Override
-            public void completed() {
-                c.onSuccess(null);
-            }
-
-            @Override
-            public void failed(IOException cause) {
-                if (cb == null) {
-                    failConnection(cause);
-                }
-                c.fail(cause);
-            }
-        }, "active message", null, h, dataBuffer);
-        try {
-            ep.sendAmNonBlocking(amId, UcxUtils.getAddress(h), h.remaining(), data, length, 0, keeping.track(),
-                    HOST);
-        } catch (RuntimeException e) {
-            keeping.fail(new CommunicatorException("active message to " + peerName + " failed: " + e.getMessage(),
-                    e));
-        }
+        am(s, WorkerLoop.AM_CONTROL, s.address, 4, s.address + 4, n);
     }
 
     @Override
     public void write(LocalRegion src, long srcAddress, RemoteRegion dst, long dstAddress, int length,
             ByteBuffer notification, Completion done) {
-        ByteBuffer note = notification == null ? null : direct(notification);
+        int noteLength = notification == null ? 0 : notification.remaining();
         if (eager) {
-            int noteLength = note == null ? 0 : note.remaining();
-            ByteBuffer h = header(WRITE_HEADER - 4 + noteLength).putLong(dstAddress).putInt(length);
-            if (note != null) {
-                h.put(note.duplicate());
+            Slot s = slot(WRITE_HEADER + noteLength);
+            ByteBuffer h = s.start(Slot.EAGER_WRITE, done, "write").putLong(dstAddress).putInt(length);
+            if (notification != null) {
+                h.put(notification.duplicate());
             }
-            Callback cb = new Callback(done, "write", null, src);
-            if (!usable(cb)) {
+            if (!usable(s)) {
                 return;
             }
-            Callback flushed = new Callback(done, "write", null);
-            sendAm(WorkerLoop.AM_WRITE, h, null, srcAddress, length, new Callback(new Completion() {
-                @Override
-                public void completed() {
-                    flush(flushed);
-                }
-
-                @Override
-                public void failed(IOException cause) {
-                    cb.fail(cause);
-                }
-            }, "write", null, src));
+            am(s, WorkerLoop.AM_WRITE, s.address, h.position(), srcAddress, length);
             return;
         }
-        Callback cb = new Callback(done, "write", note, src);
-        if (!usable(cb)) {
+        Slot s = slot(4 + noteLength);
+        ByteBuffer m = s.start(Slot.PUT_FLUSH, notification == null ? done : done, "write");
+        if (notification != null) {
+            m.put(notification.duplicate());
+        }
+        s.amLength = m.position();
+        if (notification == null) {
+            s.stage = Slot.FLUSH;
+        }
+        if (!usable(s)) {
             return;
         }
         try {
+            // JUCX allocates a request per put; a put carries no callback: the flush reports it
             ep.putNonBlocking(srcAddress, length, dstAddress, ((UcxRemote) dst).rkey, null, HOST);
         } catch (RuntimeException e) {
-            cb.fail(new CommunicatorException("put to " + peerName + " failed: " + e.getMessage(), e));
+            int gen = s.issue();
+            loop.track();
+            s.fail(gen, new CommunicatorException("put to " + peerName + " failed: " + e.getMessage(), e));
             return;
         }
-        flush(cb);
-    }
-
-    private void flush(Callback cb) {
-        try {
-            ep.flushNonBlocking(cb.track());
-        } catch (RuntimeException e) {
-            cb.fail(new CommunicatorException("flush to " + peerName + " failed: " + e.getMessage(), e));
-        }
+        flush(s);
     }
 
     @Override
     public void read(RemoteRegion src, long srcAddress, LocalRegion dst, long dstAddress, int length,
             Completion done) {
-        Callback cb = new Callback(done, "read", null, dst);
-        if (!usable(cb)) {
+        Slot s = slot(0);
+        s.start(Slot.SEND, done, "read");
+        if (!usable(s)) {
             return;
         }
+        int gen = s.issue();
+        loop.track();
+        UcpRequest r;
         try {
-            ep.getNonBlocking(srcAddress, ((UcxRemote) src).rkey, dstAddress, length, cb.track(), HOST);
+            r = ep.getNonBlocking(srcAddress, ((UcxRemote) src).rkey, dstAddress, length, s, HOST);
         } catch (RuntimeException e) {
-            cb.fail(new CommunicatorException("get from " + peerName + " failed: " + e.getMessage(), e));
+            s.fail(gen, new CommunicatorException("get from " + peerName + " failed: " + e.getMessage(), e));
+            return;
         }
+        loop.issued(r);
     }
 
-    private boolean usable(Callback cb) {
+    /** Whether operations may be issued; if not, fails {@code s}'s completion (without issuing) and frees it. */
+    private boolean usable(Slot s) {
+        IOException f = null;
         if (closed.get()) {
-            cb.fail(new CommunicatorException("the connection to " + peerName + " is closed"));
-            return false;
+            f = new CommunicatorException("the connection to " + peerName + " is closed");
+        } else if (failure != null) {
+            f = new CommunicatorException("the connection to " + peerName + " failed: " + failure.getMessage(),
+                    failure);
         }
-        IOException f = failure;
-        if (f != null) {
-            cb.fail(new CommunicatorException("the connection to " + peerName + " failed: " + f.getMessage(), f));
-            return false;
+        if (f == null) {
+            return true;
         }
-        return true;
+        Completion d = s.done;
+        release(s);
+        d.failed(f);
+        return false;
     }
 
     private void checkOpen() throws IOException {
@@ -402,6 +476,11 @@ final class UcxChannel implements RdmaChannel {
         } catch (Exception e) {
             return false;
         }
+    }
+
+    @Override
+    public void pollingEnded() {
+        loop.pollingEnded();
     }
 
     // ---- events ----------------------------------------------------------------------------------------------

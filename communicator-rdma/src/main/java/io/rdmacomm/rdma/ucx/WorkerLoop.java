@@ -26,7 +26,11 @@ final class WorkerLoop {
     static final int AM_CONTROL = 2;
     static final int AM_WRITE = 3;
     private static final long POLL_PAUSE_NANOS = 20_000;
-    private static final long APP_POLL_GRACE_NANOS = 100_000;
+    /**
+     * How long the progress thread stays aside after an application thread last polled, unless told sooner that
+     * polling ended ({@link #pollingEnded()}); bounds the delay of asynchronous progress if a poller vanishes.
+     */
+    private static final long APP_POLL_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     final UcpContext context;
     final UcpWorker worker;
@@ -34,6 +38,8 @@ final class WorkerLoop {
     private final Map<Integer, UcxChannel> channels = new ConcurrentHashMap<>();
     private volatile boolean running = true;
     private volatile boolean sleeping;
+    /** Whether the thread parks because an application thread polls; {@link #pollingEnded()} unparks it. */
+    private volatile boolean asideForApp;
     private volatile long lastAppPoll = System.nanoTime() - APP_POLL_GRACE_NANOS;
     /** UCX requests not completed yet: while any exists the thread polls, since pending sends get no wakeup. */
     private final java.util.concurrent.atomic.AtomicInteger inflight = new java.util.concurrent.atomic.AtomicInteger();
@@ -74,9 +80,15 @@ final class WorkerLoop {
     private void run() {
         while (running) {
             try {
-                if (System.nanoTime() - lastAppPoll < APP_POLL_GRACE_NANOS) {
-                    // a busy-polling application thread drives the worker: stay off its lock
-                    LockSupport.parkNanos(POLL_PAUSE_NANOS);
+                long sinceAppPoll = System.nanoTime() - lastAppPoll;
+                if (sinceAppPoll < APP_POLL_GRACE_NANOS) {
+                    // a busy-polling application thread drives the worker: stay off its lock and off the CPU
+                    // (waking up every few microseconds costs the poller its core on a small machine)
+                    asideForApp = true;
+                    if (System.nanoTime() - lastAppPoll < APP_POLL_GRACE_NANOS) {
+                        LockSupport.parkNanos(this, APP_POLL_GRACE_NANOS - sinceAppPoll);
+                    }
+                    asideForApp = false;
                     continue;
                 }
                 if (worker.progress() == 0) {
@@ -106,10 +118,33 @@ final class WorkerLoop {
         }
     }
 
+    /**
+     * Counts a request about to be issued as in flight, without waking the thread: most requests complete inside
+     * the call that issues them, and {@link #issued} wakes the thread only for those that did not.
+     */
+    void track() {
+        inflight.incrementAndGet();
+    }
+
+    /** After issuing a request counted with {@link #track()}: a pending one needs the thread polling. */
+    void issued(org.openucx.jucx.ucp.UcpRequest request) {
+        if (sleeping && !request.isCompleted()) {
+            worker.signal();
+        }
+    }
+
     /** Progresses on an application thread that busy-polls. */
     boolean pollFromApplication() throws Exception {
         lastAppPoll = System.nanoTime();
         return worker.progress() > 0;
+    }
+
+    /** An application thread stopped polling: take over progress now rather than after the grace period. */
+    void pollingEnded() {
+        lastAppPoll = System.nanoTime() - APP_POLL_GRACE_NANOS;
+        if (asideForApp) {
+            LockSupport.unpark(thread);
+        }
     }
 
     void end() {
