@@ -55,6 +55,7 @@ class ReadmeTest {
                 client.getSubcommands().get("call").getUsageMessage(),
                 client.getSubcommands().get("alltoall").getUsageMessage(),
                 client.getSubcommands().get("broadcast").getUsageMessage(),
+                client.getSubcommands().get("bench").getUsageMessage(),
                 // the command list below grows with each subcommand; its owners keep their lines current
                 client.getUsageMessage().substring(0, client.getUsageMessage().indexOf("Commands:")));
         for (String usage : usages) {

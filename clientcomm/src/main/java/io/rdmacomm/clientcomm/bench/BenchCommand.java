@@ -16,12 +16,14 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
         description = {
-            "Benchmarks against servercomm, and the raw Java NIO socket baselines they are compared with.",
+            "Benchmarks against servercomm, and the raw baselines they are compared with.",
             "latency uses servercomm's ECHO session, bandwidth its SINK session; raw-serve, raw-latency and "
-                + "raw-bandwidth are the same tests over bare SocketChannels. bench/compare runs both back to back "
-                + "and prints ratios."},
+                + "raw-bandwidth are the same tests over bare Java NIO SocketChannels (tcp://), raw-ucx-serve, "
+                + "raw-ucx-latency and raw-ucx-bandwidth over JUCX alone (rdma://). bench/compare runs ours and "
+                + "the baselines back to back and prints ratios."},
         subcommands = {LatencyCommand.class, BandwidthCommand.class, RawServeCommand.class,
-            RawLatencyCommand.class, RawBandwidthCommand.class})
+            RawLatencyCommand.class, RawBandwidthCommand.class, RawUcxServeCommand.class,
+            RawUcxLatencyCommand.class, RawUcxBandwidthCommand.class})
 public final class BenchCommand {
     @Spec
     CommandSpec spec;

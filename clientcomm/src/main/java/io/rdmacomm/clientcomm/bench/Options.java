@@ -97,6 +97,24 @@ final class Options {
         return endpoint.socketAddress();
     }
 
+    /**
+     * The socket address of an {@code rdma://host:port} endpoint, for the raw JUCX baseline, which always
+     * busy-polls and takes no endpoint options but {@code connectTimeout}.
+     */
+    static InetSocketAddress rawUcxAddress(CommandSpec spec, Endpoint endpoint) {
+        if (!endpoint.scheme().equals("rdma")) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "the raw JUCX baseline listens and connects"
+                    + " through UCX: give an rdma:// endpoint, got " + endpoint);
+        }
+        for (EndpointOption option : EndpointOption.values()) {
+            if (option != EndpointOption.CONNECT_TIMEOUT && endpoint.isSet(option)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "the raw JUCX baseline always busy-polls"
+                        + " and takes no endpoint option but connectTimeout, got " + option.key() + " in " + endpoint);
+            }
+        }
+        return endpoint.socketAddress();
+    }
+
     /** "busy-poll" when the endpoint spins before parking its reads, else "blocking". */
     static String mode(Endpoint endpoint) {
         return endpoint.isSet(EndpointOption.BUSY_POLL) && !endpoint.duration(EndpointOption.BUSY_POLL).isZero()

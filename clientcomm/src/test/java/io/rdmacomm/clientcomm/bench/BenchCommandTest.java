@@ -94,4 +94,40 @@ class BenchCommandTest {
                 err::toString);
         assertEquals(1, err.toString().lines().count(), err::toString);
     }
+
+    @Test
+    void theRawUcxBaselinesNeedAnRdmaEndpoint() {
+        assertRefused("give an rdma:// endpoint, got tcp://127.0.0.1:1", "--endpoint", "tcp://127.0.0.1:1",
+                "raw-ucx-latency");
+        assertRefused("give an rdma:// endpoint, got tcp://127.0.0.1:0", "--endpoint", "tcp://127.0.0.1:0",
+                "raw-ucx-serve");
+    }
+
+    @Test
+    void theRawUcxBaselinesTakeNoEndpointOptionButConnectTimeout() {
+        assertRefused("takes no endpoint option but connectTimeout, got busyPoll in rdma://127.0.0.1:0?busyPoll=1ms",
+                "--endpoint", "rdma://127.0.0.1:0?busyPoll=1ms", "raw-ucx-serve");
+        assertRefused("got provider in", "--endpoint", "rdma://127.0.0.1:1?provider=verbs", "raw-ucx-bandwidth");
+    }
+
+    @Test
+    void theRawUcxOptionsAreCheckedBeforeAnythingConnects() {
+        assertRefused("--total must be at least 1 byte, got 0", "--endpoint", "rdma://127.0.0.1:1",
+                "raw-ucx-bandwidth", "--total", "0");
+        assertRefused("--size must be between 1 and 1g bytes, got 0", "--endpoint", "rdma://127.0.0.1:1",
+                "raw-ucx-latency", "--size", "0");
+        assertRefused("--iterations must be at least 1, got 0", "--endpoint", "rdma://127.0.0.1:1?connectTimeout=1s",
+                "raw-ucx-latency", "--iterations", "0");
+    }
+
+    @Test
+    void theRawUcxCommandsAreListedInBenchHelp() {
+        StringWriter out = new StringWriter();
+        CommandLine cl = BenchCommand.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        assertEquals(0, cl.execute("--help"));
+        for (String name : new String[] {"raw-ucx-serve", "raw-ucx-latency", "raw-ucx-bandwidth"}) {
+            assertTrue(out.toString().contains("  " + name + " "), () -> name + " missing in:\n" + out);
+        }
+    }
 }
