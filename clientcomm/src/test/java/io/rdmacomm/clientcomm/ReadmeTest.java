@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,7 +30,9 @@ class ReadmeTest {
     void optionTableListsEveryEndpointOptionAsTheCodeDefinesIt() throws IOException {
         List<String> expected = Arrays.stream(EndpointOption.values())
                 .map(o -> "| `" + o.key() + "` | " + o.type().name().toLowerCase(Locale.ROOT) + " | `"
-                        + o.defaultText() + "` | "
+                        + o.defaultText() + "`" + o.schemeDefaults().entrySet().stream().sorted(Map.Entry.comparingByKey())
+                                .map(d -> "; " + d.getKey() + ": `" + d.getValue() + "`").collect(Collectors.joining())
+                        + " | "
                         + (o.schemes().isEmpty() ? "all" : o.schemes().stream().sorted().collect(Collectors.joining(", ")))
                         + " | " + o.description() + " |")
                 .toList();

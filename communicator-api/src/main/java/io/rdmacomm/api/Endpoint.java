@@ -182,7 +182,7 @@ public final class Endpoint {
                     + type);
         }
         Object v = options.get(option);
-        return v != null ? v : option.parse(option.defaultText());
+        return v != null ? v : option.parse(option.defaultText(scheme));
     }
 
     /** A duration option's value, or its default. */

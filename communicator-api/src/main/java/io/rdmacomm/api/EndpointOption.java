@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -22,8 +23,9 @@ public enum EndpointOption {
             "how long the server waits for a new peer's handshake before dropping it"),
     SEND_BUFFER("sendBuffer", Type.SIZE, "64k", Set.of("tcp", "local"),
             "bytes coalesced by write() before they are sent; sync() sends them at once"),
-    BUSY_POLL("busyPoll", Type.DURATION, "0", Set.of("tcp", "rdma"),
-            "how long a blocked read spins on the transport before it parks (lower latency, burns a core)"),
+    BUSY_POLL("busyPoll", Type.DURATION, "0", Map.of("rdma", "50us"), Set.of("tcp", "rdma"),
+            "how long a blocked read spins on the transport before it parks (lower latency, burns a core while it"
+                    + " spins); rdma:// spins briefly by default, since a park costs more than a round trip there"),
     MAX_REGISTERED("maxRegistered", Type.SIZE, "1g", Set.of(),
             "the most memory one connection may register: its regions, and on rdma:// also its ring,"
                     + " staging and zero-copy cache"),
@@ -32,7 +34,8 @@ public enum EndpointOption {
     RING_SIZE("ringSize", Type.SIZE, "1m", Set.of("rdma"),
             "the registered receive ring each side of an rdma connection advertises to its peer"),
     ZERO_COPY_THRESHOLD("zeroCopyThreshold", Type.SIZE, "256k", Set.of("rdma"),
-            "reads of at least this many bytes advertise the reader's buffer for a direct one-sided write");
+            "reads of at least this many bytes advertise the reader's buffer for a direct one-sided write; unset,"
+                    + " only where the provider places such writes directly (verbs, UCX on an RDMA device)");
 
     /** The value types of options. */
     public enum Type {
@@ -44,13 +47,20 @@ public enum EndpointOption {
     private final String key;
     private final Type type;
     private final String defaultText;
+    private final Map<String, String> schemeDefaults;
     private final Set<String> schemes;
     private final String description;
 
     EndpointOption(String key, Type type, String defaultText, Set<String> schemes, String description) {
+        this(key, type, defaultText, Map.of(), schemes, description);
+    }
+
+    EndpointOption(String key, Type type, String defaultText, Map<String, String> schemeDefaults,
+            Set<String> schemes, String description) {
         this.key = key;
         this.type = type;
         this.defaultText = defaultText;
+        this.schemeDefaults = schemeDefaults;
         this.schemes = schemes;
         this.description = description;
     }
@@ -64,9 +74,19 @@ public enum EndpointOption {
         return type;
     }
 
-    /** The default as it would be written in a URI. */
+    /** The default as it would be written in a URI, for schemes without a default of their own. */
     public String defaultText() {
         return defaultText;
+    }
+
+    /** The default on endpoints of {@code scheme}. */
+    public String defaultText(String scheme) {
+        return schemeDefaults.getOrDefault(scheme, defaultText);
+    }
+
+    /** Schemes whose default differs from {@link #defaultText()}, with theirs. */
+    public Map<String, String> schemeDefaults() {
+        return schemeDefaults;
     }
 
     /** The schemes this option applies to; empty means every scheme. */

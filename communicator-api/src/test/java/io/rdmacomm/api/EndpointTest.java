@@ -37,6 +37,17 @@ class EndpointTest {
     }
 
     @Test
+    void aSchemeMayHaveADefaultOfItsOwn() {
+        assertEquals(Duration.ZERO, Endpoint.parse("tcp://127.0.0.1:0").duration(EndpointOption.BUSY_POLL));
+        assertEquals(Duration.ofNanos(50_000),
+                Endpoint.parse("rdma://127.0.0.1:0").duration(EndpointOption.BUSY_POLL));
+        assertEquals(Duration.ZERO, Endpoint.parse("rdma://127.0.0.1:0?busyPoll=0").duration(EndpointOption.BUSY_POLL));
+        assertEquals("50us", EndpointOption.BUSY_POLL.defaultText("rdma"));
+        assertEquals("0", EndpointOption.BUSY_POLL.defaultText("tcp"));
+        assertFalse(Endpoint.parse("rdma://127.0.0.1:0").isSet(EndpointOption.BUSY_POLL));
+    }
+
+    @Test
     void ipv6InBrackets() {
         Endpoint e = Endpoint.parse("tcp://[::1]:7000");
         assertEquals("::1", e.host());

@@ -61,6 +61,8 @@ final class Connection implements ChannelHandler {
     private final Endpoint endpoint;
     private final int ringSize;
     private final int zeroCopyThreshold;
+    /** Whether reads advertise their buffers: zeroCopyThreshold was set, or the provider places writes directly. */
+    private boolean advertising;
     private final long readTimeoutNanos;
     private final long busyPollNanos;
     private final long handshakeTimeoutNanos;
@@ -255,6 +257,7 @@ final class Connection implements ChannelHandler {
                     + Units.formatSize(budget.limit()));
         }
         staging = ByteBuffer.allocateDirect(peerRingSize);
+        advertising = endpoint.isSet(EndpointOption.ZERO_COPY_THRESHOLD) || channel.placesWritesDirectly();
         inlineMax = Math.max(0, Math.min(INLINE_MAX, channel.maxMessageSize() - Wire.DATA_INLINE_HEADER));
         txScratch = ByteBuffer.allocate(Wire.DATA_INLINE_HEADER + inlineMax);
         stagingRegion = channel.register(staging, Set.of());
@@ -313,7 +316,8 @@ final class Connection implements ChannelHandler {
                 if (cancelling && cancelAcked == mine.seq()) {
                     throw timeout("read", readTimeoutNanos);
                 }
-                if (mine == null && !cancelling && dst.remaining() >= zeroCopyThreshold && dst.isDirect()) {
+                if (advertising && mine == null && !cancelling && dst.remaining() >= zeroCopyThreshold
+                        && dst.isDirect()) {
                     mineEntry = cache.acquire(dst);
                     if (mineEntry != null) {
                         mine = advertise(dst, mineEntry);

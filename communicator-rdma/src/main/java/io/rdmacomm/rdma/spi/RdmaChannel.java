@@ -33,6 +33,17 @@ public interface RdmaChannel extends AutoCloseable {
         return new RegisteredBuffer(buffer, register(buffer, access));
     }
 
+    /**
+     * Whether {@link #write}s into application memory the peer registered with {@link #register} are placed by the
+     * transport alone (RDMA devices), so that advertising large read buffers for zero-copy pays. False where the
+     * provider emulates them through the target's progress (UCX 1.13 on shared memory or TCP), which measured
+     * slower than copying through the UCX-allocated ring. The engine then advertises only when the endpoint sets
+     * zeroCopyThreshold explicitly.
+     */
+    default boolean placesWritesDirectly() {
+        return true;
+    }
+
     /** Unpacks a descriptor the peer packed with {@link LocalRegion#descriptor()}. */
     RemoteRegion unpack(RegionDescriptor descriptor) throws IOException;
 

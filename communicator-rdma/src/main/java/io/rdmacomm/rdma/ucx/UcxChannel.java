@@ -155,6 +155,11 @@ final class UcxChannel implements RdmaChannel {
     }
 
     @Override
+    public boolean placesWritesDirectly() {
+        return !eager && UcxRuntime.rdmaDevicePresent();
+    }
+
+    @Override
     public RemoteRegion unpack(RegionDescriptor descriptor) throws IOException {
         checkOpen();
         byte[] key = descriptor.key();

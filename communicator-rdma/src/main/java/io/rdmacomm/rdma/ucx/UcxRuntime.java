@@ -81,4 +81,24 @@ final class UcxRuntime {
         return !negated && Arrays.stream(names).map(String::trim).noneMatch(PUT_CAPABLE::contains)
                 && Arrays.stream(names).map(String::trim).anyMatch(n -> n.equals("tcp"));
     }
+
+    /**
+     * Whether UCX may use an RDMA device here: one is listed under /sys/class/infiniband and UCX_TLS, if set, does
+     * not leave only non-RDMA transports. On shared memory (and tcp), UCX 1.13 has no registration key for cma, so
+     * a put into application memory registered with ucp_mem_map is emulated through the target's progress: for
+     * the zero-copy path that measured 2 GB/s against 3.5 GB/s through the UCX-allocated ring (README).
+     */
+    static boolean rdmaDevicePresent() {
+        String[] devices = new java.io.File("/sys/class/infiniband").list();
+        if (devices == null || devices.length == 0) {
+            return false;
+        }
+        String tls = System.getenv("UCX_TLS");
+        if (tls == null || tls.isBlank() || tls.trim().startsWith("^")) {
+            return true;
+        }
+        return Arrays.stream(tls.toLowerCase(Locale.ROOT).split(",")).map(String::trim)
+                .anyMatch(n -> n.equals("all") || n.startsWith("rc") || n.startsWith("ud") || n.startsWith("dc")
+                        || n.equals("ib"));
+    }
 }
