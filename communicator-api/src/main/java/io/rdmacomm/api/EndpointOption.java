@@ -31,7 +31,7 @@ public enum EndpointOption {
                     + " staging and zero-copy cache"),
     PROVIDER("provider", Type.STRING, "ucx", Set.of("rdma"),
             "the RDMA provider: ucx (JUCX over UCX) or verbs (DiSNI over libibverbs/librdmacm)"),
-    RING_SIZE("ringSize", Type.SIZE, "1m", Set.of("rdma"),
+    RING_SIZE("ringSize", Type.SIZE, "2m", Set.of("rdma"),
             "the registered receive ring each side of an rdma connection advertises to its peer"),
     ZERO_COPY_THRESHOLD("zeroCopyThreshold", Type.SIZE, "256k", Set.of("rdma"),
             "reads of at least this many bytes advertise the reader's buffer for a direct one-sided write; unset,"

@@ -137,8 +137,9 @@ final class Connection implements ChannelHandler {
 
         @Override
         public void failed(IOException cause) {
-            outstanding.decrementAndGet();
+            // the failure first: a sync() that sees nothing outstanding must also see why
             fail(cause);
+            outstanding.decrementAndGet();
         }
     };
     private RemoteRegion lastAdvertRegion;
