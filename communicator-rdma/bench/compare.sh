@@ -50,7 +50,8 @@ pair io.rdmacomm.rdma.bench.RawJucxBaseline server 0 -- client 127.0.0.1 PORT ta
 # does put + flush need the target's progress? (mapped application memory vs UCX-allocated memory)
 pair io.rdmacomm.rdma.bench.RawJucxBaseline server 0 -- client 127.0.0.1 PORT idleput 1
 RAW_UCX_ALLOC=1 pair io.rdmacomm.rdma.bench.RawJucxBaseline server 0 -- client 127.0.0.1 PORT idleput 1
-for opts in "" "?busyPoll=1ms"; do
+# busyPoll=0 parks at once; no option = the rdma:// default (busyPoll=50us); 1ms spins through a round trip
+for opts in "?busyPoll=0" "" "?busyPoll=1ms"; do
   pair io.rdmacomm.rdma.bench.RdmaStreamBench server "rdma://127.0.0.1:0$opts" -- client "rdma://127.0.0.1:PORT$opts" lat "$iters"
   pair io.rdmacomm.rdma.bench.RdmaStreamBench server "rdma://127.0.0.1:0$opts" -- client "rdma://127.0.0.1:PORT$opts" bw "$bwiters"
 done
