@@ -52,6 +52,8 @@ final class Connection implements ChannelHandler {
     private static final long CANCEL_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final long CLOSE_FLUSH_DEFAULT_NANOS = TimeUnit.SECONDS.toNanos(3);
     private static final int MAX_FLUSH_CHUNK = 256 * 1024;
+    /** Chunks of direct buffers from this size on skip the staging copy (when {@link #directRing}). */
+    static final int DIRECT_RING_MIN = 32 * 1024;
     /**
      * Ring chunks up to this size travel inside their DATA_INLINE notification, one provider message instead of a
      * write followed by a notification: measured faster for small writes (see the module README).
@@ -115,6 +117,10 @@ final class Connection implements ChannelHandler {
     private final AtomicReference<Advert> advert = new AtomicReference<>();
     private final AtomicInteger outstanding = new AtomicInteger();
     private final BooleanSupplier drained = () -> outstanding.get() == 0 || failure != null;
+    private final OpCompletion directDone = new OpCompletion();
+    private final BooleanSupplier directDoneOrFailed = () -> directDone.finished || failure != null;
+    /** Whether large direct writes go straight into the peer's ring (the provider's writes are one-sided). */
+    private boolean directRing;
     private final BooleanSupplier ringSpace = () -> peerRingSize - (ringWritten - peerRingConsumed) > 0
             || failure != null || peerFinalPos >= 0;
     /** Completion of control messages: only a failure matters. */
@@ -259,6 +265,7 @@ final class Connection implements ChannelHandler {
         }
         staging = ByteBuffer.allocateDirect(peerRingSize);
         advertising = endpoint.isSet(EndpointOption.ZERO_COPY_THRESHOLD) || channel.placesWritesDirectly();
+        directRing = channel.writesAreOneSided() && !"0".equals(System.getenv("RDMACOMM_DIRECT_RING"));
         inlineMax = Math.max(0, Math.min(INLINE_MAX, channel.maxMessageSize() - Wire.DATA_INLINE_HEADER));
         txScratch = ByteBuffer.allocate(Wire.DATA_INLINE_HEADER + inlineMax);
         stagingRegion = channel.register(staging, Set.of());
@@ -412,6 +419,9 @@ final class Connection implements ChannelHandler {
                 }
                 int off = (int) (ringWritten % peerRingSize);
                 int n = (int) Math.min(src.remaining(), Math.min(free, peerRingSize - off));
+                if (directRing && src.isDirect() && n >= DIRECT_RING_MIN && directRingWrite(src, off, n)) {
+                    continue;
+                }
                 staging.put(off, src, src.position(), n);
                 src.position(src.position() + n);
                 ringWritten += n;
@@ -423,6 +433,37 @@ final class Connection implements ChannelHandler {
         } finally {
             writing = false;
             writer = null;
+        }
+    }
+
+    /**
+     * Writes {@code n} bytes of a direct {@code src} straight into the peer's ring at {@code off}, skipping the
+     * staging copy, and waits until the provider is done with {@code src} (write() may not return before). False
+     * if {@code src} cannot be registered: the caller stages it instead.
+     */
+    private boolean directRingWrite(ByteBuffer src, int off, int n) throws IOException {
+        RegistrationCache.Entry e = cache.acquire(src);
+        if (e == null) {
+            return false;
+        }
+        try {
+            flushStaged();
+            ByteBuffer note = txScratch.clear().put(Wire.DATA).putLong(pos).putLong(ringWritten).putInt(n).flip();
+            directDone.reset();
+            channel.write(e.region, e.region.address() + src.position(), peerRing,
+                    peerRing.descriptor().address() + off, n, note, directDone);
+            if (!directDone.finished) {
+                await(directDoneOrFailed, 0, "write");
+            }
+            directDone.check("write to " + peerName());
+            src.position(src.position() + n);
+            ringWritten += n;
+            pos += n;
+            stagedFrom = ringWritten;
+            stagedPos = pos;
+            return true;
+        } finally {
+            cache.release(e);
         }
     }
 
@@ -1027,6 +1068,12 @@ final class Connection implements ChannelHandler {
     private final class OpCompletion implements Completion {
         volatile boolean finished;
         volatile IOException error;
+
+        /** Makes this completion reusable for the next operation (the previous one has finished). */
+        void reset() {
+            error = null;
+            finished = false;
+        }
 
         @Override
         public void completed() {

@@ -390,4 +390,35 @@ class EngineTest {
         assertTrue(e.getMessage().contains("malformed message"), e.getMessage());
         assertTrue(e.getMessage().contains(expected), e.getMessage());
     }
+
+    @Test
+    void largeDirectWritesGoStraightIntoTheRingAndReturnOnlyWhenTheSourceMayBeReused() throws Exception {
+        open("?ringSize=256k");
+        byte[] data = pattern(1 << 20, 9);
+        CompletableFuture<byte[]> received = CompletableFuture.supplyAsync(() -> {
+            try {
+                ByteBuffer got = ByteBuffer.allocate(data.length); // heap: no advert, everything through the ring
+                accepted.readFully(got);
+                return got.array();
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        ByteBuffer src = ByteBuffer.allocateDirect(96 * 1024);
+        int writesBefore = clientChannel().writes.get();
+        for (int off = 0; off < data.length; off += src.capacity()) {
+            int n = Math.min(src.capacity(), data.length - off);
+            src.clear();
+            src.put(data, off, n).flip();
+            client.write(src);
+            // the write returned: the source is the caller's again, so scribbling on it must not reach the reader
+            src.clear();
+            src.put(new byte[src.capacity()]);
+        }
+        client.sync();
+        assertArrayEquals(data, received.get(20, TimeUnit.SECONDS));
+        // 96 KiB writes into a 256 KiB ring: each chunk of at least DIRECT_RING_MIN is one ring write of its own
+        assertTrue(clientChannel().writes.get() - writesBefore >= data.length / src.capacity(),
+                "ring writes: " + (clientChannel().writes.get() - writesBefore));
+    }
 }

@@ -44,6 +44,15 @@ public interface RdmaChannel extends AutoCloseable {
         return true;
     }
 
+    /**
+     * Whether {@link #write} moves data one-sidedly from the source (RDMA write, UCX put). False where the provider
+     * carries the data in a message that the target copies into place (UCX with only tcp): the engine then stages
+     * even large direct writes, which measured faster there.
+     */
+    default boolean writesAreOneSided() {
+        return true;
+    }
+
     /** Unpacks a descriptor the peer packed with {@link LocalRegion#descriptor()}. */
     RemoteRegion unpack(RegionDescriptor descriptor) throws IOException;
 

@@ -155,6 +155,11 @@ final class UcxChannel implements RdmaChannel {
     }
 
     @Override
+    public boolean writesAreOneSided() {
+        return !eager;
+    }
+
+    @Override
     public boolean placesWritesDirectly() {
         return !eager && UcxRuntime.rdmaDevicePresent();
     }
