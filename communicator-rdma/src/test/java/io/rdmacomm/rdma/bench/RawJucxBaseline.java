@@ -1,6 +1,10 @@
 package io.rdmacomm.rdma.bench;
 
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReference;
@@ -87,8 +91,9 @@ public final class RawJucxBaseline {
                 break;
             }
             if (tag == 6) {
-                // the target stops progressing for a while: shows whether put + flush need the target's progress
-                Thread.sleep(ping.getLong(0));
+                // the target stops progressing until the client's flush completed (told over a plain socket) or
+                // for at most the given time: shows whether put + flush need the target's progress
+                idleUntilTold(w, ep, ping, pingAddr);
             } else if (tag == 3) {
                 await(w, ep.sendTaggedNonBlocking(pingAddr, 8, 3, null));
             } else if (tag == 4) {
@@ -103,6 +108,25 @@ public final class RawJucxBaseline {
         // the client is gone once it said so: a flush-close could stay pending and trip ucp_worker_destroy
         await(w, ep.closeNonBlockingForce());
         l.close();
+    }
+
+    /**
+     * Sends the client the port of a loopback socket, then makes no UCX progress until the client writes a byte on
+     * it (its flush completed) or the bound in {@code ping} passes.
+     */
+    private static void idleUntilTold(UcpWorker w, UcpEndpoint ep, ByteBuffer ping, long pingAddr) throws Exception {
+        int bound = (int) ping.getLong(0);
+        try (ServerSocket control = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            ping.putLong(0, control.getLocalPort());
+            await(w, ep.sendTaggedNonBlocking(pingAddr, 8, 6, null));
+            control.setSoTimeout(bound);
+            try (Socket s = control.accept()) {
+                s.setSoTimeout(bound);
+                s.getInputStream().read();
+            } catch (SocketTimeoutException e) {
+                // the flush did not complete without this side's progress
+            }
+        }
     }
 
     private static void client(UcpContext ctx, UcpWorker w, String host, int port, String mode, int iters)
@@ -151,6 +175,8 @@ public final class RawJucxBaseline {
             case "idleput" -> {
                 ping.putLong(0, 1000);
                 await(w, ep.sendTaggedNonBlocking(pingAddr, 8, 6, null));
+                await(w, w.recvTaggedNonBlocking(pingAddr, 8, 6, -1L, null));
+                Socket control = new Socket(InetAddress.getLoopbackAddress(), (int) ping.getLong(0));
                 long t0 = System.nanoTime();
                 if (System.getenv("RAW_PENDING_MSG") != null) {
                     // a message the sleeping target has not consumed yet sits in its queue during the flush
@@ -158,8 +184,11 @@ public final class RawJucxBaseline {
                 }
                 ep.putNonBlocking(bigAddr, 8, remote, rkey, null, HOST);
                 await(w, ep.flushNonBlocking(null));
-                System.out.printf("raw-jucx put 8B + flush while the target does not progress for 1 s: %.1f ms%n",
-                        (System.nanoTime() - t0) / 1e6);
+                double ms = (System.nanoTime() - t0) / 1e6;
+                control.getOutputStream().write(1);
+                control.close();
+                System.out.printf("raw-jucx put 8B + flush while the target does not progress (for up to 1 s, until"
+                        + " the flush completes): %.1f ms%n", ms);
             }
             case "put" -> {
                 for (int i = 0; i < 10; i++) {
