@@ -54,6 +54,8 @@ final class Connection implements ChannelHandler {
     private static final int MAX_FLUSH_CHUNK = 256 * 1024;
     /** Chunks of direct buffers from this size on skip the staging copy (when {@link #directRing}). */
     static final int DIRECT_RING_MIN = 32 * 1024;
+    /** RDMACOMM_DIRECT_RING=0 turns the direct ring path off (for A/B measurements). */
+    private static final boolean DIRECT_RING_ENABLED = !"0".equals(System.getenv("RDMACOMM_DIRECT_RING"));
     /**
      * Ring chunks up to this size travel inside their DATA_INLINE notification, one provider message instead of a
      * write followed by a notification: measured faster for small writes (see the module README).
@@ -265,7 +267,7 @@ final class Connection implements ChannelHandler {
         }
         staging = ByteBuffer.allocateDirect(peerRingSize);
         advertising = endpoint.isSet(EndpointOption.ZERO_COPY_THRESHOLD) || channel.placesWritesDirectly();
-        directRing = channel.writesAreOneSided() && !"0".equals(System.getenv("RDMACOMM_DIRECT_RING"));
+        directRing = channel.writesAreOneSided() && DIRECT_RING_ENABLED;
         inlineMax = Math.max(0, Math.min(INLINE_MAX, channel.maxMessageSize() - Wire.DATA_INLINE_HEADER));
         txScratch = ByteBuffer.allocate(Wire.DATA_INLINE_HEADER + inlineMax);
         stagingRegion = channel.register(staging, Set.of());
@@ -448,10 +450,9 @@ final class Connection implements ChannelHandler {
         }
         try {
             flushStaged();
-            ByteBuffer note = txScratch.clear().put(Wire.DATA).putLong(pos).putLong(ringWritten).putInt(n).flip();
             directDone.reset();
             channel.write(e.region, e.region.address() + src.position(), peerRing,
-                    peerRing.descriptor().address() + off, n, note, directDone);
+                    peerRing.descriptor().address() + off, n, dataNote(pos, ringWritten, n), directDone);
             if (!directDone.finished) {
                 await(directDoneOrFailed, 0, "write");
             }
@@ -509,14 +510,17 @@ final class Connection implements ChannelHandler {
                 m.put(m.position(), staging, off, n).position(m.position() + n);
                 channel.send(m.flip(), ringCompletion);
             } else {
-                ByteBuffer note = txScratch.clear().put(Wire.DATA).putLong(stagedPos).putLong(stagedFrom).putInt(n)
-                        .flip();
                 channel.write(stagingRegion, stagingRegion.address() + off, peerRing,
-                        peerRing.descriptor().address() + off, n, note, ringCompletion);
+                        peerRing.descriptor().address() + off, n, dataNote(stagedPos, stagedFrom, n), ringCompletion);
             }
             stagedFrom += n;
             stagedPos += n;
         }
+    }
+
+    /** The DATA notification of a ring write, in the writing thread's message buffer. */
+    private ByteBuffer dataNote(long streamPos, long ringCursor, int n) {
+        return txScratch.clear().put(Wire.DATA).putLong(streamPos).putLong(ringCursor).putInt(n).flip();
     }
 
     void sync() throws IOException {
@@ -525,10 +529,8 @@ final class Connection implements ChannelHandler {
         try {
             checkWritable();
             flushStaged();
-            if (!drained.getAsBoolean()) {
-                long deadline = readTimeoutNanos > 0 ? System.nanoTime() + readTimeoutNanos : 0;
-                await(drained, deadline, "sync (readTimeout)");
-            }
+            long deadline = readTimeoutNanos > 0 ? System.nanoTime() + readTimeoutNanos : 0;
+            await(drained, deadline, "sync (readTimeout)");
             checkWritable();
         } finally {
             writing = false;
@@ -798,25 +800,18 @@ final class Connection implements ChannelHandler {
         ByteBuffer m = msg.duplicate();
         byte type = m.get();
         switch (type) {
-            case Wire.DATA -> {
+            case Wire.DATA, Wire.DATA_INLINE -> {
                 long p = m.getLong();
                 long cursor = m.getLong();
                 int n = m.getInt();
                 checkSegment(cursor, n);
-                synchronized (rx) {
-                    segments.add(p, cursor, n);
+                if (type == Wire.DATA_INLINE) {
+                    if (m.remaining() != n) {
+                        throw new IllegalArgumentException("DATA_INLINE of " + n + " bytes carries " + m.remaining());
+                    }
+                    // the ring space is the writer's by the credit protocol: no reader touches it until the segment
+                    ring.put((int) (cursor % ringSize), m, m.position(), n);
                 }
-            }
-            case Wire.DATA_INLINE -> {
-                long p = m.getLong();
-                long cursor = m.getLong();
-                int n = m.getInt();
-                checkSegment(cursor, n);
-                if (m.remaining() != n) {
-                    throw new IllegalArgumentException("DATA_INLINE of " + n + " bytes carries " + m.remaining());
-                }
-                // the ring space is the writer's by the credit protocol: no reader touches it until the segment
-                ring.put((int) (cursor % ringSize), m, m.position(), n);
                 synchronized (rx) {
                     segments.add(p, cursor, n);
                 }

@@ -212,16 +212,6 @@ final class UcxChannel implements RdmaChannel {
         return 64 * 1024;
     }
 
-    private static final Completion IGNORE = new Completion() {
-        @Override
-        public void completed() {
-        }
-
-        @Override
-        public void failed(IOException cause) {
-        }
-    };
-
     /**
      * A message in flight: direct memory holding the receiver id, header and (small) payload of one active message,
      * which is also the JUCX callback of the requests that carry it. Pooled per channel, so the steady state issues
@@ -412,7 +402,7 @@ final class UcxChannel implements RdmaChannel {
             return;
         }
         Slot s = slot(4 + noteLength);
-        ByteBuffer m = s.start(Slot.PUT_FLUSH, notification == null ? done : done, "write");
+        ByteBuffer m = s.start(Slot.PUT_FLUSH, done, "write");
         if (notification != null) {
             m.put(notification.duplicate());
         }
