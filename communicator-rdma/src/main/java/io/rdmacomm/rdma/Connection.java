@@ -595,8 +595,12 @@ final class Connection implements ChannelHandler {
         return r;
     }
 
+    private static long ackKey(byte type, int id) {
+        return ((long) type << 32) | (id & 0xffffffffL);
+    }
+
     private void awaitAck(byte type, int id, String what) throws IOException {
-        long key = ((long) type << 32) | (id & 0xffffffffL);
+        long key = ackKey(type, id);
         await(() -> acks.contains(key) || failure != null, System.nanoTime() + handshakeTimeoutNanos,
                 "waiting for " + peerName() + " to acknowledge a " + what + " (handshakeTimeout)");
         if (!acks.remove(key)) {
@@ -838,7 +842,10 @@ final class Connection implements ChannelHandler {
                 }
             }
             case Wire.CANCEL_ACK -> cancelAcked = m.getInt();
-            case Wire.CLOSE -> peerFinalPos = m.getLong();
+            case Wire.CLOSE -> {
+                peerFinalPos = m.getLong();
+                send(ByteBuffer.allocate(6).put(Wire.ACK).put(Wire.CLOSE).putInt(0).flip());
+            }
             case Wire.ANNOUNCE -> {
                 int id = m.getInt();
                 RegionDescriptor d = RegionDescriptor.readFrom(m);
@@ -865,7 +872,7 @@ final class Connection implements ChannelHandler {
             }
             case Wire.ACK -> {
                 byte what = m.get();
-                acks.add(((long) what << 32) | (m.getInt() & 0xffffffffL));
+                acks.add(ackKey(what, m.getInt()));
             }
             default -> throw new IllegalArgumentException("unknown message type " + type);
         }
@@ -1000,9 +1007,15 @@ final class Connection implements ChannelHandler {
             try {
                 flushStaged();
                 long bound = readTimeoutNanos > 0 ? readTimeoutNanos : CLOSE_FLUSH_DEFAULT_NANOS;
-                await(drained, System.nanoTime() + bound, "close");
+                long deadline = System.nanoTime() + bound;
+                await(drained, deadline, "close");
                 if (failure == null) {
                     send(ByteBuffer.allocate(9).put(Wire.CLOSE).putLong(pos).flip());
+                    // UCX tells the peer of a closed endpoint on another path than the messages (the connection
+                    // manager's socket vs the shared-memory FIFO), so the end of the connection could overtake
+                    // the last messages: close the channel only once the peer has processed CLOSE
+                    long key = ackKey(Wire.CLOSE, 0);
+                    await(() -> acks.contains(key) || failure != null, deadline, "close (waiting for the peer)");
                 }
             } catch (IOException | RuntimeException e) {
                 LOG.debug("{}: bytes not delivered before close: {}", endpoint, e.toString());

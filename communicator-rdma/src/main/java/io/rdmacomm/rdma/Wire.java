@@ -19,7 +19,7 @@ import java.util.HexFormat;
  * CLOSE      8 | u64 final stream position
  * ANNOUNCE   9 | u32 region id | descriptor                              (a region registered for the peer)
  * REVOKE    10 | u32 region id
- * ACK       11 | u8 acknowledged type | u32 region id
+ * ACK       11 | u8 acknowledged type | u32 region id (ANNOUNCE, REVOKE; CLOSE with id 0, sent on its arrival)
  * DATA_INLINE 12 | u64 stream position | u64 ring cursor | u32 length | the bytes (small ring chunks; the reader's
  *                  side places them into its ring at the cursor, so ring and credit accounting are as for DATA)
  * </pre>

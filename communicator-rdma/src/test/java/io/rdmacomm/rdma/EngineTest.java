@@ -421,4 +421,28 @@ class EngineTest {
         assertTrue(clientChannel().writes.get() - writesBefore >= data.length / src.capacity(),
                 "ring writes: " + (clientChannel().writes.get() - writesBefore));
     }
+
+    @Test
+    void closeWaitsUntilThePeerHasProcessedEverythingEvenIfTheEndOvertakesMessages() throws Exception {
+        open("?ringSize=64k");
+        clientChannel().closeOvertakesMessages = true;
+        byte[] data = pattern(200_000, 12);
+        CompletableFuture<byte[]> received = CompletableFuture.supplyAsync(() -> {
+            try {
+                java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+                ByteBuffer buf = ByteBuffer.allocate(7000);
+                for (int n; (n = accepted.read(buf.clear())) >= 0;) {
+                    got.write(buf.array(), 0, n);
+                }
+                return got.toByteArray();
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        for (int off = 0; off < data.length; off += 500) {
+            client.write(ByteBuffer.wrap(data, off, Math.min(500, data.length - off)));
+        }
+        client.close();
+        assertArrayEquals(data, received.get(20, TimeUnit.SECONDS));
+    }
 }

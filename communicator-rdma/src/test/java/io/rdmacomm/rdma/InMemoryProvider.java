@@ -122,6 +122,11 @@ final class InMemoryProvider implements RdmaProvider {
         volatile boolean swapNextNotification;
         private ByteBuffer held;
         final AtomicInteger writes = new AtomicInteger();
+        /**
+         * close() tells the peer of the end at once and drops what is still queued for it, as UCX may (its
+         * connection manager reports a closed endpoint on another path than the messages).
+         */
+        volatile boolean closeOvertakesMessages;
         /** Messages sent with {@link #send} (control messages and DATA_INLINE). */
         final AtomicInteger sends = new AtomicInteger();
 
@@ -299,6 +304,11 @@ final class InMemoryProvider implements RdmaProvider {
             }
             closed = true;
             Chan p = peer;
+            if (closeOvertakesMessages) {
+                deliver.shutdownNow();
+                p.handler.onError(new CommunicatorException(p.name + ": peer closed"));
+                return;
+            }
             // like a flushing close: what was issued is delivered first, then the peer learns the end
             try {
                 deliver.execute(() -> {
