@@ -1,12 +1,12 @@
 package io.rdmacomm.clientcomm;
 
-import io.rdmacomm.api.Collectives;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.CommunicatorException;
-import io.rdmacomm.servercomm.Cli;
-import io.rdmacomm.servercomm.session.ExchangeResult;
-import io.rdmacomm.servercomm.session.SessionProtocol;
-import io.rdmacomm.servercomm.session.SessionRequest;
+import io.rdmacomm.cli.Cli;
+import io.rdmacomm.collectives.Collectives;
+import io.rdmacomm.session.ExchangeResult;
+import io.rdmacomm.session.SessionProtocol;
+import io.rdmacomm.session.SessionRequest;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

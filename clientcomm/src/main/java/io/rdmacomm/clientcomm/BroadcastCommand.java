@@ -1,10 +1,10 @@
 package io.rdmacomm.clientcomm;
 
-import io.rdmacomm.api.Collectives;
 import io.rdmacomm.api.Communicator;
-import io.rdmacomm.servercomm.session.ExchangeResult;
-import io.rdmacomm.servercomm.session.SessionProtocol;
-import io.rdmacomm.servercomm.session.SessionRequest;
+import io.rdmacomm.collectives.Collectives;
+import io.rdmacomm.session.ExchangeResult;
+import io.rdmacomm.session.SessionProtocol;
+import io.rdmacomm.session.SessionRequest;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;

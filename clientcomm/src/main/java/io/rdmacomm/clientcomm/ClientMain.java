@@ -3,15 +3,15 @@ package io.rdmacomm.clientcomm;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
-import io.rdmacomm.clientcomm.bench.BenchCommand;
-import io.rdmacomm.servercomm.Cli;
-import io.rdmacomm.servercomm.session.SessionClient;
-import io.rdmacomm.servercomm.session.SessionRequest;
+import io.rdmacomm.bench.BenchCommand;
+import io.rdmacomm.cli.Cli;
+import io.rdmacomm.session.SessionClient;
+import io.rdmacomm.session.SessionRequest;
 import java.io.IOException;
 import java.io.PrintWriter;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** The {@code clientcomm} command line: global options, then one subcommand. */
 @Command(name = "clientcomm", mixinStandardHelpOptions = true, version = "clientcomm 0.1.0",

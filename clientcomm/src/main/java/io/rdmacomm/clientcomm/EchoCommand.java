@@ -2,8 +2,8 @@ package io.rdmacomm.clientcomm;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.CommunicatorException;
-import io.rdmacomm.servercomm.Cli;
-import io.rdmacomm.servercomm.session.SessionRequest;
+import io.rdmacomm.cli.Cli;
+import io.rdmacomm.session.SessionRequest;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;

@@ -2,8 +2,8 @@ package io.rdmacomm.clientcomm;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.CommunicatorException;
-import io.rdmacomm.servercomm.session.ExchangeResult;
-import io.rdmacomm.servercomm.session.SessionProtocol;
+import io.rdmacomm.session.ExchangeResult;
+import io.rdmacomm.session.SessionProtocol;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import picocli.CommandLine.Model.CommandSpec;

@@ -2,14 +2,14 @@ package io.rdmacomm.clientcomm;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.CommunicatorException;
-import io.rdmacomm.servercomm.session.SessionRequest;
+import io.rdmacomm.session.SessionRequest;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 

@@ -2,9 +2,9 @@ package io.rdmacomm.clientcomm;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.CommunicatorException;
-import io.rdmacomm.servercomm.session.ExchangeResult;
-import io.rdmacomm.servercomm.session.SessionProtocol;
-import io.rdmacomm.servercomm.session.SessionRequest;
+import io.rdmacomm.session.ExchangeResult;
+import io.rdmacomm.session.SessionProtocol;
+import io.rdmacomm.session.SessionRequest;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;

@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
-import io.rdmacomm.servercomm.Server;
-import io.rdmacomm.servercomm.session.Exchange;
-import io.rdmacomm.servercomm.session.ExchangeHandler;
-import io.rdmacomm.servercomm.session.SessionDispatcher;
+import io.rdmacomm.session.Exchange;
+import io.rdmacomm.session.ExchangeHandler;
+import io.rdmacomm.session.SessionDispatcher;
+import io.rdmacomm.session.SessionServer;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -34,7 +34,7 @@ class ClientMainTest {
     private final ExecutorService pool = Executors.newCachedThreadPool();
     private final StringWriter out = new StringWriter();
     private final StringWriter err = new StringWriter();
-    private Server server;
+    private SessionServer server;
     private Communicator fakeServer;
 
     @AfterEach
@@ -51,7 +51,7 @@ class ClientMainTest {
     }
 
     private String startServer() throws IOException {
-        server = Server.start(io.rdmacomm.api.Endpoint.parse("local://clientcomm-" + UUID.randomUUID()), 8,
+        server = SessionServer.start(io.rdmacomm.api.Endpoint.parse("local://clientcomm-" + UUID.randomUUID()), 8,
                 Duration.ofSeconds(5));
         pool.submit(() -> {
             server.run();

@@ -8,11 +8,11 @@ import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.MemoryRegion;
-import io.rdmacomm.servercomm.Server;
-import io.rdmacomm.servercomm.session.Exchange;
-import io.rdmacomm.servercomm.session.ExchangeHandler;
-import io.rdmacomm.servercomm.session.ExchangeResult;
-import io.rdmacomm.servercomm.session.SessionDispatcher;
+import io.rdmacomm.session.Exchange;
+import io.rdmacomm.session.ExchangeHandler;
+import io.rdmacomm.session.ExchangeResult;
+import io.rdmacomm.session.SessionDispatcher;
+import io.rdmacomm.session.SessionServer;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30)
 class ExchangeCommandsTest {
     private final ExecutorService pool = Executors.newCachedThreadPool();
-    private Server server;
+    private SessionServer server;
     private Communicator fakeServer;
 
     @AfterEach
@@ -56,7 +56,7 @@ class ExchangeCommandsTest {
     }
 
     private String startServer() throws IOException {
-        server = Server.start(Endpoint.parse("local://exchanges-" + UUID.randomUUID()), 16, Duration.ofSeconds(5));
+        server = SessionServer.start(Endpoint.parse("local://exchanges-" + UUID.randomUUID()), 16, Duration.ofSeconds(5));
         pool.submit(() -> {
             server.run();
             return null;

@@ -1,6 +1,5 @@
 package io.rdmacomm.api;
 
-import com.google.common.net.HostAndPort;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Collections;
@@ -22,7 +21,7 @@ import java.util.stream.Collectors;
  * local://test-server
  * }</pre>
  *
- * <p>Hosts and ports are parsed with Guava's {@link HostAndPort} (IPv6 literals in brackets); {@code local://}
+ * <p>Hosts and ports are {@code host:port}, with IPv6 literals in brackets ({@code [::1]:9999}); {@code local://}
  * takes a name and no port. Options are listed in {@link EndpointOption}. Immutable; {@link #toString()} gives
  * back a URI that parses to an equal endpoint.
  */
@@ -67,22 +66,22 @@ public final class Endpoint {
             host = authority;
             port = -1;
         } else {
-            HostAndPort hp;
+            HostPort hp;
             try {
-                hp = HostAndPort.fromString(authority);
+                hp = HostPort.parse(authority);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("bad endpoint '" + uri + "': bad host or port '" + authority
                         + "' (" + e.getMessage() + ")");
             }
-            if (hp.getHost().isEmpty()) {
+            if (hp.host().isEmpty()) {
                 throw new IllegalArgumentException("bad endpoint '" + uri + "': missing host");
             }
             if (!hp.hasPort()) {
                 throw new IllegalArgumentException("bad endpoint '" + uri + "': missing port (use :0 to let the"
                         + " server pick one)");
             }
-            host = hp.getHost();
-            port = hp.getPort();
+            host = hp.host();
+            port = hp.port();
         }
         Map<EndpointOption, Object> options = new EnumMap<>(EndpointOption.class);
         String query = m.group(3);
@@ -123,7 +122,7 @@ public final class Endpoint {
 
     /** An endpoint for {@code scheme://host:port} with default options. */
     public static Endpoint of(String scheme, String host, int port) {
-        return parse(scheme + "://" + HostAndPort.fromParts(host, port));
+        return parse(scheme + "://" + HostPort.format(host, port));
     }
 
     private static String knownKeys(String scheme) {
@@ -212,7 +211,7 @@ public final class Endpoint {
 
     /** {@code host:port} (brackets around IPv6), or the name for {@code local://}. */
     public String authority() {
-        return port < 0 ? host : HostAndPort.fromParts(host, port).toString();
+        return port < 0 ? host : HostPort.format(host, port);
     }
 
     @Override

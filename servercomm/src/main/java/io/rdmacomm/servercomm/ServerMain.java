@@ -1,13 +1,15 @@
 package io.rdmacomm.servercomm;
 
 import io.rdmacomm.api.Endpoint;
-import io.rdmacomm.servercomm.routine.RoutineRegistry;
-import io.rdmacomm.servercomm.session.ExchangeSettings;
+import io.rdmacomm.cli.Cli;
+import io.rdmacomm.session.ExchangeSettings;
+import io.rdmacomm.session.SessionServer;
+import io.rdmacomm.session.routine.RoutineRegistry;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** The {@code servercomm} command line. */
 @Command(name = "servercomm", mixinStandardHelpOptions = true, version = "servercomm 0.1.0",
@@ -83,7 +85,7 @@ public final class ServerMain implements Callable<Integer> {
         // routine plugins come from servercomm's own class path, never from clients
         ExchangeSettings settings = new ExchangeSettings((int) regionSize, maxGroupSize, groupTimeout,
                 RoutineRegistry.load(ServerMain.class.getClassLoader()));
-        Server server = Server.start(endpoint, maxSessions, requestTimeout, settings);
+        SessionServer server = SessionServer.start(endpoint, maxSessions, requestTimeout, settings);
         // The JVM exits with 128+signal after SIGINT/SIGTERM even when every hook finished; a server that
         // stopped cleanly on request exits 0 instead, once run() has released everything.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

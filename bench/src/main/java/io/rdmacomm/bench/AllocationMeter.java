@@ -1,0 +1,56 @@
+package io.rdmacomm.bench;
+
+import java.lang.management.ManagementFactory;
+
+/**
+ * Bytes allocated by the current thread, from HotSpot's per-thread allocation counter
+ * ({@link com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes()}). Reading the counter may itself
+ * allocate a little; {@link #overhead()} measures that once so a measured span can subtract it.
+ */
+final class AllocationMeter {
+    private final com.sun.management.ThreadMXBean threads;
+    private final long overhead;
+
+    private AllocationMeter(com.sun.management.ThreadMXBean threads) {
+        this.threads = threads;
+        long min = Long.MAX_VALUE;
+        for (int i = 0; i < 5; i++) {
+            long a = threads.getCurrentThreadAllocatedBytes();
+            long b = threads.getCurrentThreadAllocatedBytes();
+            min = Math.min(min, b - a);
+        }
+        this.overhead = min;
+    }
+
+    /**
+     * The meter of this JVM.
+     *
+     * @throws UnsupportedOperationException if the JVM does not count allocation per thread
+     */
+    static AllocationMeter create() {
+        if (!(ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean threads)
+                || !threads.isThreadAllocatedMemorySupported()) {
+            throw new UnsupportedOperationException("this JVM (" + System.getProperty("java.vm.name")
+                    + ") does not count allocated bytes per thread; run the benchmark on HotSpot");
+        }
+        if (!threads.isThreadAllocatedMemoryEnabled()) {
+            threads.setThreadAllocatedMemoryEnabled(true);
+        }
+        return new AllocationMeter(threads);
+    }
+
+    /** The current thread's allocation counter in bytes. */
+    long allocatedBytes() {
+        return threads.getCurrentThreadAllocatedBytes();
+    }
+
+    /** What one {@link #allocatedBytes()} call adds to the counter, to subtract from a measured span. */
+    long overhead() {
+        return overhead;
+    }
+
+    /** Bytes allocated between two readings, less the cost of the reading, never negative. */
+    long between(long before, long after) {
+        return Math.max(0, after - before - overhead);
+    }
+}

@@ -1,0 +1,32 @@
+package io.rdmacomm.bench;
+
+import java.util.Locale;
+
+/**
+ * The figures of one bandwidth run, timed from the first write to the receiver's acknowledgement of the last
+ * byte.
+ *
+ * @param size bytes per write
+ * @param totalBytes bytes streamed (and acknowledged)
+ * @param gbPerS {@code totalBytes / seconds / 10^9}
+ */
+record BandwidthResult(String transport, String test, String mode, String endpoint, long size, long totalBytes,
+        double seconds, double gbPerS) {
+
+    static final String TEST = "bandwidth";
+
+    static BandwidthResult of(String transport, String mode, String endpoint, long size, long totalBytes,
+            long nanos) {
+        if (nanos <= 0) {
+            throw new IllegalArgumentException("elapsed time must be positive, got " + nanos + " ns");
+        }
+        double seconds = nanos / 1e9;
+        return new BandwidthResult(transport, TEST, mode, endpoint, size, totalBytes, seconds,
+                totalBytes / seconds / 1e9);
+    }
+
+    String describe() {
+        return String.format(Locale.ROOT, "%s %s bandwidth, %d B writes, %d bytes in %.3f s (%s)%n%.3f GB/s",
+                transport, mode, size, totalBytes, seconds, endpoint, gbPerS);
+    }
+}

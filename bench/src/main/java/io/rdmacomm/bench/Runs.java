@@ -1,0 +1,82 @@
+package io.rdmacomm.bench;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import org.HdrHistogram.Histogram;
+
+/** The measured loops. Everything they touch per iteration is allocated before they start. */
+final class Runs {
+    /** Round trips above this (in ns) are recorded as this; the histogram never resizes in the loop. */
+    static final long HIGHEST_NANOS = 60_000_000_000L;
+    private static final int SIGNIFICANT_DIGITS = 3;
+    /** Progress is published every this many iterations (a power of two, tested with a mask). */
+    private static final int PROGRESS_EVERY = 1024;
+    /** Round trips per warm-up call: small, so that the measured method is invoked often enough to compile. */
+    private static final int WARMUP_CHUNK = 16;
+
+    private Runs() {
+    }
+
+    /** A histogram for round trips in nanoseconds that covers up to {@link #HIGHEST_NANOS} without resizing. */
+    static Histogram newHistogram() {
+        return new Histogram(HIGHEST_NANOS, SIGNIFICANT_DIGITS);
+    }
+
+    /**
+     * Runs {@code warmup} unmeasured and then {@code iterations} measured round trips; returns the bytes this
+     * thread allocated during the measured ones. Round-trip times in nanoseconds go to {@code histogram}.
+     * The warm-up goes through the very loop that is measured, in many short calls, so that resolving its call
+     * sites and compiling the whole method (not only an on-stack replacement of its loop), which allocate, happen
+     * before the allocation counter is read.
+     */
+    static long latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, Progress progress,
+            AllocationMeter meter) throws IOException {
+        for (long done = 0; done < warmup; done += WARMUP_CHUNK) {
+            measured(rt, done, Math.min(WARMUP_CHUNK, warmup - done), histogram, progress);
+        }
+        histogram.reset();
+        long before = meter.allocatedBytes();
+        measured(rt, warmup, iterations, histogram, progress);
+        long after = meter.allocatedBytes();
+        progress.update(warmup + iterations);
+        return meter.between(before, after);
+    }
+
+    private static void measured(RoundTrip rt, long done, long iterations, Histogram histogram,
+            Progress progress) throws IOException {
+        for (long i = 0; i < iterations; i++) {
+            long start = System.nanoTime();
+            rt.roundTrip();
+            long elapsed = System.nanoTime() - start;
+            histogram.recordValue(Math.min(elapsed, HIGHEST_NANOS));
+            if ((i & (PROGRESS_EVERY - 1)) == 0) {
+                progress.update(done + i);
+            }
+        }
+    }
+
+    /**
+     * Streams {@code total} bytes in writes of {@code buffer.capacity()} bytes (the last one shorter) and
+     * returns the nanoseconds from the first write to the acknowledgement.
+     *
+     * @throws java.io.IOException if the receiver acknowledges another count than {@code total}
+     */
+    static long bandwidth(BulkSender sender, ByteBuffer buffer, long total, Progress progress) throws IOException {
+        int size = buffer.capacity();
+        long start = System.nanoTime();
+        long sent = 0;
+        while (sent < total) {
+            int n = (int) Math.min(size, total - sent);
+            buffer.clear().limit(n);
+            sender.write(buffer);
+            sent += n;
+            progress.update(sent);
+        }
+        long acked = sender.awaitAck();
+        long elapsed = System.nanoTime() - start;
+        if (acked != total) {
+            throw new IOException("the receiver acknowledged " + acked + " bytes, expected " + total);
+        }
+        return elapsed;
+    }
+}

@@ -1,0 +1,43 @@
+package io.rdmacomm.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The raw JUCX baseline's rules that need no UCX. */
+@Timeout(value = 10, unit = TimeUnit.SECONDS)
+class RawUcxProtocolTest {
+    @Test
+    void tagsSeparateSessionsAndTypes() {
+        long tag = RawUcx.tag(5, RawUcx.PING);
+        assertEquals(RawUcx.PING, RawUcx.type(tag));
+        assertEquals(RawUcx.tag(5, 0), tag & RawUcx.SESSION_MASK, "a session's receive-any matches its pings");
+        assertTrue((RawUcx.tag(6, RawUcx.PING) & RawUcx.SESSION_MASK) != RawUcx.tag(5, 0),
+                "and not another session's");
+        assertEquals(RawUcx.tag(RawUcx.MAX_SESSION, 0) >>> 32, RawUcx.MAGIC, "the largest session stays clear of"
+                + " the magic");
+    }
+
+    @Test
+    void runsAreCheckedBeforeTheyAreAccepted() {
+        assertNull(RawUcxServer.refusal(RawUcx.KIND_ECHO, 8, 0));
+        assertNull(RawUcxServer.refusal(RawUcx.KIND_SINK, 1 << 20, 1));
+        assertEquals("unknown kind 9", RawUcxServer.refusal(9, 8, 0));
+        assertTrue(RawUcxServer.refusal(RawUcx.KIND_ECHO, 0, 0).startsWith("message size 0 outside"));
+        assertEquals("bad sink total 5 for kind 1", RawUcxServer.refusal(RawUcx.KIND_ECHO, 8, 5));
+    }
+
+    @Test
+    void aMissingLibucxNamesThePackage() {
+        String m = RawUcx.unavailable(new UnsatisfiedLinkError(
+                "Native code library failed to load: libjucx.so. libucp.so.0: cannot open shared object file"));
+        assertTrue(m.contains("libucp.so.0: cannot open shared object file") && m.contains("apt-get install libucx0"),
+                m);
+        assertTrue(RawUcx.unavailable(new NoClassDefFoundError("org/openucx/jucx/ucp/UcpParams"))
+                .contains("not on the class path"));
+    }
+}

@@ -1,0 +1,199 @@
+package io.rdmacomm.session;
+
+import io.rdmacomm.api.Communicator;
+import io.rdmacomm.api.Communicators;
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.session.ExchangeSettings;
+import io.rdmacomm.session.SessionDispatcher;
+import io.rdmacomm.session.SessionStatus;
+import java.io.IOException;
+import java.net.SocketTimeoutException;
+import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Accepts peers on one endpoint and serves each session in its own thread, at most {@code maxSessions} at once
+ * (further peers are answered {@link SessionStatus#BUSY}). {@link #stop()} may be called from any thread; it
+ * ends {@link #run()}, which closes every session and waits for their threads before it returns.
+ */
+public final class SessionServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SessionServer.class);
+
+    private final Communicator listener;
+    private final SessionDispatcher dispatcher;
+    private final ScheduledExecutorService timer;
+    private final Semaphore permits;
+    private final int maxSessions;
+    private final Set<Communicator> sessions = ConcurrentHashMap.newKeySet();
+    private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    private final Set<Thread> timerThreads = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger sessionCount = new AtomicInteger();
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private volatile boolean stopping;
+
+    private SessionServer(Communicator listener, int maxSessions, Duration requestTimeout, ExchangeSettings settings) {
+        this.listener = listener;
+        this.maxSessions = maxSessions;
+        this.permits = new Semaphore(maxSessions);
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "servercomm-request-timer");
+            timerThreads.add(t);
+            return t;
+        });
+        this.dispatcher = SessionDispatcher.standard(settings, requestTimeout, timer);
+    }
+
+    /** {@link #start(Endpoint, int, Duration, ExchangeSettings)} with {@link ExchangeSettings#defaults()}. */
+    public static SessionServer start(Endpoint endpoint, int maxSessions, Duration requestTimeout) throws IOException {
+        return start(endpoint, maxSessions, requestTimeout, ExchangeSettings.defaults());
+    }
+
+    /**
+     * Opens the endpoint and starts listening; peers can connect once this returns.
+     *
+     * @throws IOException if the endpoint cannot be served (address in use, transport unavailable)
+     */
+    public static SessionServer start(Endpoint endpoint, int maxSessions, Duration requestTimeout, ExchangeSettings settings)
+            throws IOException {
+        if (maxSessions < 1) {
+            throw new IllegalArgumentException("max sessions must be at least 1, got " + maxSessions);
+        }
+        Communicator listener = Communicators.open(endpoint);
+        try {
+            listener.serve();
+        } catch (IOException | RuntimeException e) {
+            listener.close();
+            throw e;
+        }
+        return new SessionServer(listener, maxSessions, requestTimeout, settings);
+    }
+
+    /** The endpoint actually bound (the real port when port 0 was asked for). */
+    public Endpoint endpoint() {
+        return listener.endpoint();
+    }
+
+    /** Accepts and serves peers until {@link #stop()}; then releases everything and returns. */
+    public void run() throws IOException {
+        try {
+            while (!stopping) {
+                Communicator peer;
+                try {
+                    peer = listener.accept();
+                } catch (SocketTimeoutException e) {
+                    // an endpoint with acceptTimeout set: no peer for a while is no reason to stop serving
+                    continue;
+                } catch (ClosedChannelException e) {
+                    if (stopping) {
+                        break;
+                    }
+                    throw e;
+                }
+                dispatch(peer);
+            }
+        } finally {
+            shutDown();
+        }
+    }
+
+    private void dispatch(Communicator peer) throws IOException {
+        if (!permits.tryAcquire()) {
+            SessionDispatcher.refuse(peer, SessionStatus.BUSY, "server is at its limit of " + maxSessions
+                    + " sessions; try again later");
+            return;
+        }
+        sessions.add(peer);
+        threads.removeIf(t -> !t.isAlive());
+        Thread thread = new Thread(() -> serve(peer), "servercomm-session-" + sessionCount.incrementAndGet());
+        threads.add(thread);
+        thread.start();
+    }
+
+    private void serve(Communicator peer) {
+        try {
+            dispatcher.serve(peer);
+        } catch (IOException | RuntimeException e) {
+            if (!stopping) {
+                LOG.warn("session from {} failed: {}", peer.peerName(), e.toString());
+                LOG.debug("session failure", e);
+            }
+        } finally {
+            sessions.remove(peer);
+            permits.release();
+        }
+    }
+
+    /** Ends {@link #run()}: closes the listener, which unblocks its accept. Idempotent; returns at once. */
+    public void stop() {
+        stopping = true;
+        closeQuietly(listener);
+    }
+
+    /**
+     * Waits until {@link #run()} has released everything.
+     *
+     * @return whether that happened within the timeout
+     */
+    public boolean awaitStopped(Duration timeout) throws InterruptedException {
+        return stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private void shutDown() {
+        stopping = true;
+        try {
+            closeQuietly(listener);
+            for (Communicator session : List.copyOf(sessions)) {
+                closeQuietly(session);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            for (Thread t : List.copyOf(threads)) {
+                long left = deadline - System.nanoTime();
+                if (left > 0) {
+                    t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                }
+                if (t.isAlive()) {
+                    LOG.warn("session thread {} did not end within 5 s of its communicator's close", t.getName());
+                }
+            }
+            timer.shutdownNow();
+            // a terminated executor's thread may still be finishing: join it so none outlives the server
+            if (!timer.awaitTermination(5, TimeUnit.SECONDS)) {
+                LOG.warn("the request timer did not stop within 5 s");
+            }
+            for (Thread t : timerThreads) {
+                t.join(TimeUnit.SECONDS.toMillis(5));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            timer.shutdownNow();
+            stopped.countDown();
+        }
+    }
+
+    private static void closeQuietly(Communicator c) {
+        try {
+            c.close();
+        } catch (IOException e) {
+            LOG.warn("closing {} failed: {}", c.peerName(), e.toString());
+        }
+    }
+
+    /** {@link #stop()}; when {@link #run()} was never called, releases the listener at once. */
+    @Override
+    public void close() {
+        stop();
+        timer.shutdownNow();
+    }
+}

@@ -1,0 +1,22 @@
+package io.rdmacomm.session.routine;
+
+/**
+ * A named routine a server can run for its clients. Plugins implement it and list the class in
+ * {@code META-INF/services/io.rdmacomm.session.routine.Routine} on the server's class path.
+ * Implementations must be thread-safe: several sessions may call one routine at once.
+ */
+public interface Routine {
+
+    /** The name clients call it by: lower-case letters, digits, '-', '_' and '.', at most 64 characters. */
+    String name();
+
+    /** One line for listings. */
+    String description();
+
+    /**
+     * Runs the routine.
+     *
+     * @throws RoutineException if the input is not acceptable; the message goes back to the client
+     */
+    byte[] run(byte[] input) throws RoutineException;
+}

@@ -1,0 +1,210 @@
+package io.rdmacomm.session;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmacomm.api.Communicator;
+import io.rdmacomm.api.Communicators;
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.session.SessionClient;
+import io.rdmacomm.session.SessionException;
+import io.rdmacomm.session.SessionProtocol;
+import io.rdmacomm.session.SessionReply;
+import io.rdmacomm.session.SessionRequest;
+import io.rdmacomm.session.SessionStatus;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The server loop over the real in-process {@code local://} transport of the test kit. */
+@Timeout(30)
+class SessionServerTest {
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+    private SessionServer server;
+    private Future<?> running;
+
+    private void start(int maxSessions, Duration requestTimeout) throws IOException {
+        server = SessionServer.start(Endpoint.parse("local://servercomm-" + UUID.randomUUID()), maxSessions,
+                requestTimeout);
+        running = pool.submit(() -> {
+            server.run();
+            return null;
+        });
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (server != null) {
+            server.stop();
+            running.get(10, TimeUnit.SECONDS);
+            assertTrue(server.awaitStopped(Duration.ofSeconds(1)));
+            List<String> left = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+                    .filter(n -> n.startsWith("servercomm-")).toList();
+            assertEquals(List.of(), left, "threads outlive the server");
+        }
+        pool.shutdownNow();
+    }
+
+    private Communicator session(SessionRequest request) throws IOException {
+        Communicator c = Communicators.connect(server.endpoint().toString());
+        try {
+            SessionClient.open(c, request);
+            return c;
+        } catch (IOException e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    @Test
+    void echoesEveryByte() throws Exception {
+        start(4, Duration.ofSeconds(5));
+        byte[] data = new byte[300_000];
+        new Random(1).nextBytes(data);
+        try (Communicator c = session(SessionRequest.echo())) {
+            Future<?> writer = pool.submit(() -> {
+                c.write(ByteBuffer.wrap(data));
+                c.sync();
+                return null;
+            });
+            ByteBuffer back = ByteBuffer.allocate(data.length);
+            c.readFully(back);
+            writer.get(10, TimeUnit.SECONDS);
+            assertArrayEquals(data, back.array());
+        }
+    }
+
+    @Test
+    void sinkAcknowledgesTheTotal() throws Exception {
+        start(4, Duration.ofSeconds(5));
+        long total = 3 * 1024 * 1024 + 17;
+        try (Communicator c = session(SessionRequest.sink(total))) {
+            ByteBuffer chunk = ByteBuffer.allocate(64 * 1024);
+            for (long sent = 0; sent < total; ) {
+                chunk.clear().limit((int) Math.min(chunk.capacity(), total - sent));
+                sent += chunk.remaining();
+                c.write(chunk);
+            }
+            c.sync();
+            assertEquals(total, SessionProtocol.readSinkAck(c));
+        }
+    }
+
+    @Test
+    void badRequestIsAnsweredAndTheServerGoesOnServing() throws Exception {
+        start(4, Duration.ofSeconds(5));
+        try (Communicator bad = Communicators.connect(server.endpoint().toString())) {
+            bad.write(ByteBuffer.wrap("not a session request".getBytes(StandardCharsets.US_ASCII)));
+            try {
+                bad.sync();
+            } catch (IOException e) {
+                // the server may have refused and closed already; its reply is still there to read
+            }
+            SessionReply reply = SessionReply.read(bad);
+            assertEquals(SessionStatus.BAD_MAGIC, reply.status());
+            assertEquals(-1, bad.read(ByteBuffer.allocate(1)));
+        }
+        assertEchoWorks();
+    }
+
+    @Test
+    void silentClientIsCutOffAfterTheRequestTimeout() throws Exception {
+        start(4, Duration.ofMillis(200));
+        try (Communicator silent = Communicators.connect(server.endpoint().toString())) {
+            SessionReply reply = SessionReply.read(silent);
+            assertEquals(SessionStatus.TRUNCATED, reply.status());
+        }
+        assertEchoWorks();
+    }
+
+    @Test
+    void clientsBeyondTheLimitAreToldTheServerIsBusy() throws Exception {
+        start(1, Duration.ofSeconds(5));
+        try (Communicator first = session(SessionRequest.echo())) {
+            SessionException e = assertThrows(SessionException.class, () -> session(SessionRequest.echo()));
+            assertEquals(SessionStatus.BUSY, e.status());
+            assertTrue(e.getMessage().contains("limit of 1"), e.getMessage());
+            echo(first, "still served");
+        }
+        // the permit comes back when the first session's thread has finished: poll with a deadline
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try (Communicator next = session(SessionRequest.echo())) {
+                echo(next, "after busy");
+                break;
+            } catch (SessionException e) {
+                if (e.status() != SessionStatus.BUSY || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    @Test
+    void servesManyClientsAtOnce() throws Exception {
+        start(64, Duration.ofSeconds(5));
+        List<Future<?>> clients = new ArrayList<>();
+        for (int i = 0; i < 32; i++) {
+            int id = i;
+            clients.add(pool.submit(() -> {
+                try (Communicator c = session(SessionRequest.echo())) {
+                    for (int round = 0; round < 20; round++) {
+                        echo(c, "client " + id + " round " + round);
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : clients) {
+            f.get(20, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void stopEndsOpenSessions() throws Exception {
+        start(4, Duration.ofSeconds(5));
+        try (Communicator c = session(SessionRequest.echo())) {
+            echo(c, "before stop");
+            server.stop();
+            running.get(10, TimeUnit.SECONDS);
+            assertTrue(server.awaitStopped(Duration.ofSeconds(1)));
+            int n;
+            try {
+                n = c.read(ByteBuffer.allocate(1));
+            } catch (IOException e) {
+                n = -1;
+            }
+            assertEquals(-1, n, "the session should have ended with the server");
+        }
+    }
+
+    private void assertEchoWorks() throws IOException {
+        try (Communicator c = session(SessionRequest.echo())) {
+            echo(c, "next client");
+        }
+    }
+
+    private static void echo(Communicator c, String text) throws IOException {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        c.write(ByteBuffer.wrap(bytes));
+        c.sync();
+        ByteBuffer back = ByteBuffer.allocate(bytes.length);
+        c.readFully(back);
+        assertEquals(text, new String(back.array(), StandardCharsets.UTF_8));
+    }
+}

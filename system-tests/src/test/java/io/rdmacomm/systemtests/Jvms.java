@@ -1,0 +1,97 @@
+package io.rdmacomm.systemtests;
+
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.rdmacomm.clientcomm.ClientMain;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * servercomm and clientcomm as separate JVMs, started from the test's class path with the running JVM's
+ * {@code java}: what a user gets from the launchers.
+ */
+final class Jvms {
+    static final long CLIENT_SECONDS = 60;
+    private static final Pattern LISTENING = Pattern.compile("listening ([a-z]+://127\\.0\\.0\\.1:(\\d+))");
+
+    private Jvms() {
+    }
+
+    /** A finished clientcomm: exit code and its stdout and stderr lines. */
+    record Result(int code, List<String> out, List<String> err) {
+        @Override
+        public String toString() {
+            return "exit " + code + "\nstdout:\n" + String.join("\n", out) + "\nstderr:\n" + String.join("\n", err);
+        }
+    }
+
+    static ProcessBuilder java(Class<?> main, List<String> args) {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-cp", System.getProperty("java.class.path"), main.getName()));
+        command.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.environment().put("UCX_ERROR_SIGNALS", "");
+        // as the launchers do: UCX logs to stdout, which is the tools' output
+        pb.environment().putIfAbsent("UCX_LOG_LEVEL", "fatal");
+        return pb;
+    }
+
+    /** Runs clientcomm with {@code args} to its end (at most {@link #CLIENT_SECONDS}), output kept in {@code dir}. */
+    static Result client(Path dir, String... args) throws Exception {
+        Path out = Files.createTempFile(dir, "client", ".out");
+        Path err = Files.createTempFile(dir, "client", ".err");
+        Process p = java(ClientMain.class, List.of(args)).redirectOutput(out.toFile()).redirectError(err.toFile())
+                .start();
+        if (!p.waitFor(CLIENT_SECONDS, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            fail("clientcomm " + String.join(" ", args) + " did not finish within " + CLIENT_SECONDS + " s");
+        }
+        return new Result(p.exitValue(), lines(Files.readAllBytes(out)), lines(Files.readAllBytes(err)));
+    }
+
+    /** {@link #client} in another thread. */
+    static CompletableFuture<Result> clientAsync(Path dir, String... args) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return client(dir, args);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    /** Waits for servercomm's first line and returns the endpoint it listens on. */
+    static String awaitListening(Process p) throws Exception {
+        BufferedReader stdout = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String line = CompletableFuture.supplyAsync(() -> {
+            try {
+                return stdout.readLine();
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }).get(60, TimeUnit.SECONDS);
+        if (line == null) {
+            fail("servercomm exited before listening: exit " + p.waitFor());
+        }
+        Matcher m = LISTENING.matcher(line);
+        assertTrue(m.matches(), "unexpected first line from servercomm: " + line);
+        assertNotEquals("0", m.group(2));
+        return m.group(1);
+    }
+
+    static List<String> lines(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8).lines().toList();
+    }
+}
