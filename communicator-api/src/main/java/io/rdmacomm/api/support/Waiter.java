@@ -1,0 +1,156 @@
+package io.rdmacomm.api.support;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
+import java.nio.channels.AsynchronousCloseException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * How a transport's threads wait for its events: until a condition holds, a thread first spins for a configured
+ * time (progressing the transport through a {@link Poller} where it has one, for latency), then parks until
+ * {@link #wake()}, its deadline, the owner's close, or an interrupt. Parking is in bounded slices, so a lost wake-up
+ * costs at most {@link #PARK_SLICE_NANOS}, never a hang.
+ *
+ * <p>Every event that may make a condition true must call {@link #wake()} after publishing it; a waiting thread
+ * enlists itself before it checks its condition, so no wake-up falls between check and park. Waiting and waking
+ * allocate nothing as long as at most {@link #SLOTS} threads wait at once.
+ */
+public final class Waiter {
+    /** A deadline that never passes. */
+    public static final long NO_DEADLINE = Long.MIN_VALUE;
+    /** The longest a thread parks before it checks its condition again by itself. */
+    public static final long PARK_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    static final int SLOTS = 16;
+
+    /** Progresses a transport on a spinning thread. */
+    public interface Poller {
+        /** Does one round of the transport's progress; returns whether anything happened. */
+        boolean poll();
+
+        /** The calling thread stops spinning and is about to park (a progress thread may take over again). */
+        default void pollingEnded() {
+        }
+    }
+
+    private static final Poller NO_POLLER = () -> false;
+
+    private final long spinNanos;
+    private final Poller poller;
+    private final BooleanSupplier closed;
+    private final Supplier<String> context;
+    private final AtomicReferenceArray<Thread> slots = new AtomicReferenceArray<>(SLOTS);
+    private final Set<Thread> overflow = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @param spinNanos how long a waiting thread spins before it parks (0: park at once)
+     * @param poller progresses the transport while a thread spins, or null
+     * @param closed whether the owner was closed: a waiting thread then throws {@link AsynchronousCloseException}
+     * @param context where the wait happens, for timeout messages ({@code "with 10.0.0.2:5000 on rdma://..."});
+     *     asked only when a wait times out
+     */
+    public Waiter(long spinNanos, Poller poller, BooleanSupplier closed, Supplier<String> context) {
+        if (spinNanos < 0) {
+            throw new IllegalArgumentException("negative spin time " + spinNanos);
+        }
+        this.spinNanos = spinNanos;
+        this.poller = poller == null ? NO_POLLER : poller;
+        this.closed = closed;
+        this.context = context;
+    }
+
+    /** The deadline {@code timeoutNanos} from now, or {@link #NO_DEADLINE} for a timeout of 0 (wait forever). */
+    public static long deadlineAfter(long timeoutNanos) {
+        return timeoutNanos == 0 ? NO_DEADLINE : System.nanoTime() + timeoutNanos;
+    }
+
+    /** Whether {@code deadline} has passed at {@code now} (a {@link System#nanoTime()} value). */
+    public static boolean expired(long deadline, long now) {
+        return deadline != NO_DEADLINE && now - deadline >= 0;
+    }
+
+    /** Wakes every thread waiting on this waiter, to check its condition again. */
+    public void wake() {
+        for (int i = 0; i < SLOTS; i++) {
+            Thread t = slots.get(i);
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+        if (!overflow.isEmpty()) {
+            overflow.forEach(LockSupport::unpark);
+        }
+    }
+
+    /**
+     * Returns once {@code ready} holds. Conditions that a failure of the connection makes final should include it
+     * ({@code () -> done || failure != null}) and the caller reports the failure.
+     *
+     * @param deadline a {@link System#nanoTime()} value, or {@link #NO_DEADLINE}
+     * @param what what is waited for, for the timeout message ({@code "sync (readTimeout)"})
+     * @throws SocketTimeoutException if the deadline passes first
+     * @throws AsynchronousCloseException if the owner is closed while waiting
+     * @throws InterruptedIOException if the thread is interrupted (its interrupt status stays set)
+     */
+    public void await(BooleanSupplier ready, long deadline, String what) throws IOException {
+        if (ready.getAsBoolean()) {
+            return;
+        }
+        Thread me = Thread.currentThread();
+        int slot = enlist(me);
+        try {
+            long spinEnd = System.nanoTime() + spinNanos;
+            boolean spinning = spinNanos > 0;
+            while (!ready.getAsBoolean()) {
+                if (closed.getAsBoolean()) {
+                    throw new AsynchronousCloseException();
+                }
+                long now = System.nanoTime();
+                if (expired(deadline, now)) {
+                    throw new SocketTimeoutException(what + " " + context.get() + " timed out");
+                }
+                if (spinning) {
+                    if (now - spinEnd < 0) {
+                        if (!poller.poll()) {
+                            Thread.onSpinWait();
+                        }
+                        continue;
+                    }
+                    spinning = false;
+                    poller.pollingEnded();
+                }
+                if (me.isInterrupted()) {
+                    throw new InterruptedIOException("interrupted while waiting for " + what + " " + context.get());
+                }
+                long nanos = deadline == NO_DEADLINE ? PARK_SLICE_NANOS : Math.min(PARK_SLICE_NANOS, deadline - now);
+                LockSupport.parkNanos(this, nanos);
+            }
+        } finally {
+            delist(slot, me);
+        }
+    }
+
+    private int enlist(Thread t) {
+        for (int i = 0; i < SLOTS; i++) {
+            if (slots.get(i) == null && slots.compareAndSet(i, null, t)) {
+                return i;
+            }
+        }
+        overflow.add(t);
+        return -1;
+    }
+
+    private void delist(int slot, Thread t) {
+        if (slot >= 0) {
+            slots.set(slot, null);
+        } else {
+            overflow.remove(t);
+        }
+    }
+}

@@ -1,0 +1,173 @@
+package io.rdmacomm.api.support;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.InterruptedIOException;
+import java.lang.management.ManagementFactory;
+import java.net.SocketTimeoutException;
+import java.nio.channels.AsynchronousCloseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(30)
+class WaiterTest {
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void stop() {
+        pool.shutdownNow();
+    }
+
+    private Waiter waiter(long spinNanos, Waiter.Poller poller) {
+        return new Waiter(spinNanos, poller, closed::get, () -> "with peer on test://here");
+    }
+
+    @Test
+    void returnsOnceAnotherThreadPublishesAndWakes() throws Exception {
+        Waiter w = waiter(0, null);
+        AtomicBoolean ready = new AtomicBoolean();
+        CountDownLatch waiting = new CountDownLatch(1);
+        Future<?> f = pool.submit(() -> {
+            waiting.countDown();
+            w.await(ready::get, Waiter.NO_DEADLINE, "the event");
+            return null;
+        });
+        waiting.await();
+        ready.set(true);
+        w.wake();
+        f.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aDeadlineThatPassesGivesATimeoutNamingWhatAndWhere() {
+        Waiter w = waiter(0, null);
+        long start = System.nanoTime();
+        SocketTimeoutException e = assertThrows(SocketTimeoutException.class,
+                () -> w.await(() -> false, Waiter.deadlineAfter(TimeUnit.MILLISECONDS.toNanos(100)), "sync"));
+        assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(100));
+        assertEquals("sync with peer on test://here timed out", e.getMessage());
+    }
+
+    @Test
+    void closingTheOwnerUnblocksAWaiter() throws Exception {
+        Waiter w = waiter(0, null);
+        CountDownLatch waiting = new CountDownLatch(1);
+        Future<?> f = pool.submit(() -> {
+            waiting.countDown();
+            w.await(() -> false, Waiter.NO_DEADLINE, "read");
+            return null;
+        });
+        waiting.await();
+        closed.set(true);
+        w.wake();
+        Exception e = assertThrows(Exception.class, () -> f.get(10, TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof AsynchronousCloseException, e.toString());
+    }
+
+    @Test
+    void anInterruptEndsTheWaitAndStaysSet() throws Exception {
+        Waiter w = waiter(0, null);
+        AtomicBoolean stillInterrupted = new AtomicBoolean();
+        CountDownLatch waiting = new CountDownLatch(1);
+        Thread t = new Thread(() -> {
+            waiting.countDown();
+            try {
+                w.await(() -> false, Waiter.NO_DEADLINE, "read");
+            } catch (InterruptedIOException e) {
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        t.start();
+        waiting.await();
+        t.interrupt();
+        t.join(TimeUnit.SECONDS.toMillis(10));
+        assertTrue(stillInterrupted.get(), "no InterruptedIOException, or the interrupt status was cleared");
+    }
+
+    @Test
+    void spinningPollsTheTransportThenSaysPollingEndedOnce() throws Exception {
+        AtomicInteger polls = new AtomicInteger();
+        AtomicInteger ended = new AtomicInteger();
+        Waiter.Poller poller = new Waiter.Poller() {
+            @Override
+            public boolean poll() {
+                polls.incrementAndGet();
+                return false;
+            }
+
+            @Override
+            public void pollingEnded() {
+                ended.incrementAndGet();
+            }
+        };
+        Waiter w = waiter(TimeUnit.MILLISECONDS.toNanos(20), poller);
+        assertThrows(SocketTimeoutException.class,
+                () -> w.await(() -> false, Waiter.deadlineAfter(TimeUnit.MILLISECONDS.toNanos(200)), "x"));
+        assertTrue(polls.get() > 0, "never polled while spinning");
+        assertEquals(1, ended.get());
+    }
+
+    @Test
+    void aConditionMetWhileSpinningNeverParks() throws Exception {
+        AtomicInteger polls = new AtomicInteger();
+        Waiter w = waiter(TimeUnit.SECONDS.toNanos(5), () -> polls.incrementAndGet() > 0);
+        w.await(() -> polls.get() >= 1000, Waiter.NO_DEADLINE, "x");
+        assertTrue(polls.get() >= 1000);
+    }
+
+    @Test
+    void moreWaitersThanSlotsAreAllWoken() throws Exception {
+        Waiter w = waiter(0, null);
+        AtomicBoolean ready = new AtomicBoolean();
+        int n = Waiter.SLOTS * 2;
+        CountDownLatch waiting = new CountDownLatch(n);
+        List<Future<?>> all = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            all.add(pool.submit(() -> {
+                waiting.countDown();
+                w.await(ready::get, Waiter.NO_DEADLINE, "x");
+                return null;
+            }));
+        }
+        waiting.await();
+        ready.set(true);
+        w.wake();
+        for (Future<?> f : all) {
+            f.get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void waitingAndWakingAllocateNothing() throws Exception {
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        Waiter w = waiter(0, null);
+        AtomicInteger counter = new AtomicInteger();
+        java.util.function.BooleanSupplier odd = () -> (counter.incrementAndGet() & 1) == 0;
+        for (int i = 0; i < 20_000; i++) {
+            w.await(odd, Waiter.NO_DEADLINE, "x");
+            w.wake();
+        }
+        long before = mx.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 100_000; i++) {
+            w.await(odd, Waiter.NO_DEADLINE, "x");
+            w.wake();
+        }
+        long allocated = mx.getCurrentThreadAllocatedBytes() - before;
+        assertTrue(allocated < 1024, allocated + " bytes allocated by 100 000 waits and wakes");
+    }
+}
