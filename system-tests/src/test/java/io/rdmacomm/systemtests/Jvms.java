@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmacomm.clientcomm.ClientMain;
+import io.rdmacomm.testkit.ChildJvm;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -38,14 +38,7 @@ final class Jvms {
     }
 
     static ProcessBuilder java(Class<?> main, List<String> args) {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-cp", System.getProperty("java.class.path"), main.getName()));
-        command.addAll(args);
-        ProcessBuilder pb = new ProcessBuilder(command);
-        pb.environment().put("UCX_ERROR_SIGNALS", "");
-        // as the launchers do: UCX logs to stdout, which is the tools' output
-        pb.environment().putIfAbsent("UCX_LOG_LEVEL", "fatal");
-        return pb;
+        return ChildJvm.of(main, args);
     }
 
     /** Runs clientcomm with {@code args} to its end (at most {@link #CLIENT_SECONDS}), output kept in {@code dir}. */
@@ -62,6 +55,10 @@ final class Jvms {
     }
 
     /** {@link #client} in another thread. */
+    /**
+     * Runs clientcomm in a thread of its own: clients that meet in a group must all run at once, which the common
+     * pool does not promise (its parallelism follows the machine's core count).
+     */
     static CompletableFuture<Result> clientAsync(Path dir, String... args) {
         return CompletableFuture.supplyAsync(() -> {
             try {
@@ -69,6 +66,10 @@ final class Jvms {
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
+        }, task -> {
+            Thread t = new Thread(task, "clientcomm " + String.join(" ", args));
+            t.setDaemon(true);
+            t.start();
         });
     }
 
