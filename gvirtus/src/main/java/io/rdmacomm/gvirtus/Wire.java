@@ -77,7 +77,8 @@ final class Wire {
         }
         if (nul + 1 > max) {
             throw new CommunicatorException("request from " + c.peerName() + ": routine name of " + nul
-                    + " bytes exceeds maxRoutineNameBytes " + max + " (counting the NUL): " + preview(head.array(), nul));
+                    + " bytes exceeds maxRoutineNameBytes " + max + " (counting the NUL): "
+                    + preview(head.array(), nul));
         }
         String routine = new String(head.array(), 0, nul, StandardCharsets.UTF_8);
         if (ended) {

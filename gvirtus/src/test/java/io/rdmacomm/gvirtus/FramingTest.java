@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.Mockito.atLeastOnce;
 import static org.mockito.Mockito.inOrder;
 
 import io.rdmacomm.api.CommunicatorException;
@@ -38,7 +39,7 @@ class FramingTest {
         new GVirtuSRequest("echo", HELLO_POINTER).writeTo(peer.mock);
         assertEquals(ECHO_REQUEST, peer.writtenHex());
         InOrder order = inOrder(peer.mock);
-        order.verify(peer.mock, org.mockito.Mockito.atLeastOnce()).write(any());
+        order.verify(peer.mock, atLeastOnce()).write(any());
         order.verify(peer.mock).sync();
     }
 
@@ -76,7 +77,7 @@ class FramingTest {
         assertEquals(ECHO_REPLY + UNKNOWN_REPLY + "2a000000" + "000000000000f83f" + "0000000000000000",
                 peer.writtenHex());
         InOrder order = inOrder(peer.mock);
-        order.verify(peer.mock, org.mockito.Mockito.atLeastOnce()).write(any());
+        order.verify(peer.mock, atLeastOnce()).write(any());
         order.verify(peer.mock).sync();
     }
 
