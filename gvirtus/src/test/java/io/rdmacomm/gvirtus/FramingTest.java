@@ -163,6 +163,17 @@ class FramingTest {
     }
 
     @Test
+    void aProtocolV2HeaderEndsTheReadAsAnOverlongInput() throws Exception {
+        // upstream's v2 Hello header (big-endian): magic GVR2, major 2, minor 0, type 1, flags 0, session 1, ...
+        ScriptedPeer peer = ScriptedPeer.reading("47565232" + "0002" + "0000" + "0001" + "0000" + "0000000000000001"
+                + "0000000000000000" + "00000000" + "00000000" + "0000000000000020" + "00000000");
+        CommunicatorException e = assertThrows(CommunicatorException.class, () -> GVirtuSRequest.readFrom(peer.mock,
+                GVirtuSLimits.DEFAULT));
+        assertTrue(e.getMessage().startsWith("request 'GVR2' from scripted-peer: input length 4294967298 bytes "
+                + "exceeds maxInputBytes"), e.getMessage());
+    }
+
+    @Test
     void replyOverTheOutputLimitAndTruncatedRepliesAreErrors() throws Exception {
         ScriptedPeer big = ScriptedPeer.reading("00000000" + "0000000000000000" + "0000000000000001");
         CommunicatorException e = assertThrows(CommunicatorException.class, () -> GVirtuSResult.readFrom(big.mock,
