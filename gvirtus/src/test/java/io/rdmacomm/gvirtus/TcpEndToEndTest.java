@@ -1,6 +1,9 @@
 package io.rdmacomm.gvirtus;
 
+import org.junit.jupiter.api.Timeout;
+
 /** {@link EndToEndTest} over {@code tcp://} on loopback: real sockets. */
+@Timeout(60)
 class TcpEndToEndTest extends EndToEndTest {
     @Override
     String serverUri() {
