@@ -1,7 +1,8 @@
-package io.rdmacomm.api;
+package io.rdmacomm.gvirtus;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rdmacomm.api.Endpoint;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

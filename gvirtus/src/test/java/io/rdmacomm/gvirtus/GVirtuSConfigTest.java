@@ -1,9 +1,11 @@
-package io.rdmacomm.api;
+package io.rdmacomm.gvirtus;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.EndpointOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
