@@ -10,7 +10,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Header and data are reachable as raw addresses and lengths (allocation-free; copy with
  * {@link #copyHeaderTo}/{@link #copyDataTo}), or as segment views ({@link #header()}/{@link #data()}),
- * which allocate a small object each.
+ * which allocate a small object each. Neither is aligned (UCX packs the header right after its own
+ * bytes): read them with the {@code *_UNALIGNED} value layouts.
  *
  * <p>Large messages arrive by rendezvous ({@link #isRendezvous()}): then {@link #dataAddress()} is a UCX
  * descriptor, not the data, and the data is fetched with {@link #receiveData} (now or, after
