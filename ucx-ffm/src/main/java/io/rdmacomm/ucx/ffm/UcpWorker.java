@@ -260,6 +260,11 @@ public final class UcpWorker implements AutoCloseable {
     return issued.get() - freed.get();
   }
 
+  /** Request handles libucp has returned so far (tests compare it with {@link #outstandingRequests()}). */
+  long requestsIssued() {
+    return issued.get();
+  }
+
   /** The thread mode the worker was created with. */
   public ThreadMode threadMode() {
     return mode;
