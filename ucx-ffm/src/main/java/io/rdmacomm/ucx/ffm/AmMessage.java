@@ -127,7 +127,7 @@ public final class AmMessage {
     if (buffer.byteSize() < dataLength) {
       throw new IllegalArgumentException("buffer of " + buffer.byteSize() + " bytes for " + dataLength);
     }
-    worker.receiveAmData(data, buffer.asSlice(0, dataLength), request);
+    worker.receiveAmData(data, Memory.address(buffer), dataLength, request);
     // UCX owns the descriptor now; returning UCS_INPROGRESS as well matches its documented contract
     keep = true;
   }

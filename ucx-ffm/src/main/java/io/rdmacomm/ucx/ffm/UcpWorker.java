@@ -245,9 +245,12 @@ public final class UcpWorker implements AutoCloseable {
    * descriptor from then on, even if the receive fails.
    */
   public void receiveAmData(long descriptor, MemorySegment buffer, UcpRequest request) {
-    long param = request.prepareAmRecv(buffer.byteSize());
-    request.started(Native.amRecvDataNbx(critical, handle, descriptor, Memory.address(buffer), buffer.byteSize(),
-        param));
+    receiveAmData(descriptor, Memory.address(buffer), buffer.byteSize(), request);
+  }
+
+  void receiveAmData(long descriptor, long address, long length, UcpRequest request) {
+    long param = request.prepareAmRecv(length);
+    request.started(Native.amRecvDataNbx(critical, handle, descriptor, address, length, param));
   }
 
   /** Releases the data of an active message kept with {@link AmMessage#keep()} ({@code ucp_am_data_release}). */

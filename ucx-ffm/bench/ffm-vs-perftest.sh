@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# RawFfmBench beside ucx_perftest, alternating in each round so that both see the same machine load.
+#   usage: ucx-ffm/bench/ffm-vs-perftest.sh [rounds=3] [shm|tcp]
+# Needs JDK 22+ (JAVA_HOME, default temurin-25), ucx-utils, and the module compiled
+# (./mvnw -pl ucx-ffm -o compile). Prints one line per run: perftest's own "Final" line reduced to
+# JSON-ish key=value, and RawFfmBench's JSON line. ucx_perftest's latency is half the round trip;
+# RawFfmBench prints both the round trip and half of it (half_rtt_p50_us).
+set -euo pipefail
+rounds=${1:-3}
+transport=${2:-shm}
+here=$(cd "$(dirname "$0")/.." && pwd)
+java=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
+m2=${HOME}/.m2/repository/org/slf4j
+cp="$here/target/classes:$m2/slf4j-api/2.0.16/slf4j-api-2.0.16.jar:$m2/slf4j-simple/2.0.16/slf4j-simple-2.0.16.jar"
+ffm() { "$java" --enable-native-access=ALL-UNNAMED -Xss1m -cp "$cp" io.rdmacomm.ucx.ffm.tools.RawFfmBench "$@"; }
+port=13390
+
+if [ "$transport" = tcp ]; then export UCX_TLS=tcp; else unset UCX_TLS; fi
+
+perftest() { # test size iters [extra]
+  local test=$1 size=$2 iters=$3
+  ucx_perftest -p $port -t "$test" >/dev/null 2>&1 &
+  local server=$!
+  sleep 0.5
+  local line
+  line=$(timeout 120 ucx_perftest 127.0.0.1 -p $port -t "$test" -s "$size" -n "$iters" | grep Final)
+  wait $server || true
+  # Final: iters  lat50%  lat_avg  lat_overall  bw_avg(MiB/s)  bw_overall  rate_avg  rate_overall
+  echo "$line" | awk -v t="$test" -v s="$size" -v tr="$transport" \
+    '{printf "{\"tool\":\"ucx_perftest\",\"test\":\"%s\",\"transport\":\"%s\",\"size\":%s,\"half_rtt_p50_us\":%s,\"lat_avg_us\":%s,\"gbps\":%.3f}\n", t, tr, s, $3, $4, $7*1048576/1e9}'
+}
+
+ffm_run() { # mode api size iters
+  ffm serve --port $port --once >/dev/null 2>&1 &
+  local server=$!
+  sleep 0.7
+  timeout 120 bash -c "$(declare -f ffm); java=$java cp=$cp ffm $1 --port $port --api $2 --size $3 --iters $4 --window 32"
+  wait $server || true
+}
+
+for round in $(seq 1 "$rounds"); do
+  echo "# round $round ($transport) $(date -u +%H:%M:%S) load $(cut -d' ' -f1 /proc/loadavg)"
+  perftest tag_lat 8 200000
+  ffm_run latency tag 8 200000
+  ffm_run latency am 8 200000
+  perftest tag_bw 1048576 2000
+  ffm_run bandwidth tag 1048576 2000
+  ffm_run bandwidth am 1048576 2000
+done
