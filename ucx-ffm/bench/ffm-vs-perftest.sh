@@ -5,7 +5,7 @@
 # (./mvnw -pl ucx-ffm -o compile). Prints one line per run: perftest's own "Final" line reduced to
 # JSON-ish key=value, and RawFfmBench's JSON line. ucx_perftest's latency is half the round trip;
 # RawFfmBench prints both the round trip and half of it (half_rtt_p50_us).
-set -euo pipefail
+set -uo pipefail
 rounds=${1:-3}
 transport=${2:-shm}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,7 +13,8 @@ java=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
 m2=${HOME}/.m2/repository/org/slf4j
 cp="$here/target/classes:$m2/slf4j-api/2.0.16/slf4j-api-2.0.16.jar:$m2/slf4j-simple/2.0.16/slf4j-simple-2.0.16.jar"
 ffm() { "$java" --enable-native-access=ALL-UNNAMED -Xss1m -cp "$cp" io.rdmacomm.ucx.ffm.tools.RawFfmBench "$@"; }
-port=13390
+port=13390     # ucx_perftest's
+ffm_port=13391 # RawFfmBench's
 
 if [ "$transport" = tcp ]; then export UCX_TLS=tcp; else unset UCX_TLS; fi
 
@@ -21,21 +22,23 @@ perftest() { # test size iters [extra]
   local test=$1 size=$2 iters=$3
   ucx_perftest -p $port -t "$test" >/dev/null 2>&1 &
   local server=$!
-  sleep 0.5
+  # its client does not retry: wait until the server listens (a probe connection would be taken as the peer)
+  for _ in $(seq 100); do ss -ltn "sport = :$port" | grep -q LISTEN && break; sleep 0.1; done
   local line
   line=$(timeout 120 ucx_perftest 127.0.0.1 -p $port -t "$test" -s "$size" -n "$iters" | grep Final)
-  wait $server || true
+  kill $server 2>/dev/null; wait $server 2>/dev/null
   # Final: iters  lat50%  lat_avg  lat_overall  bw_avg(MiB/s)  bw_overall  rate_avg  rate_overall
   echo "$line" | awk -v t="$test" -v s="$size" -v tr="$transport" \
     '{printf "{\"tool\":\"ucx_perftest\",\"test\":\"%s\",\"transport\":\"%s\",\"size\":%s,\"half_rtt_p50_us\":%s,\"lat_avg_us\":%s,\"gbps\":%.3f}\n", t, tr, s, $3, $4, $7*1048576/1e9}'
 }
 
-ffm_run() { # mode api size iters
-  ffm serve --port $port --once >/dev/null 2>&1 &
+ffm_run() { # mode api size iters (the client retries until the server listens)
+  ffm serve --port $ffm_port --once >/dev/null 2>&1 &
   local server=$!
-  sleep 0.7
-  timeout 120 bash -c "$(declare -f ffm); java=$java cp=$cp ffm $1 --port $port --api $2 --size $3 --iters $4 --window 32"
-  wait $server || true
+  timeout 120 "$java" --enable-native-access=ALL-UNNAMED -Xss1m -cp "$cp" io.rdmacomm.ucx.ffm.tools.RawFfmBench \
+    "$1" --port $ffm_port --api "$2" --size "$3" --iters "$4" --window 32 2>/dev/null \
+    || echo "{\"tool\":\"RawFfmBench\",\"mode\":\"$1\",\"api\":\"$2\",\"error\":\"run failed\"}"
+  kill $server 2>/dev/null; wait $server 2>/dev/null
 }
 
 for round in $(seq 1 "$rounds"); do

@@ -12,8 +12,8 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 
 /**
- * Downcall handles to libucp and the few libc functions the binding needs, with one static method per C
- * function so callers never see {@code Throwable}.
+ * Downcall handles for libucp's control path (creation, teardown, queries) and the few libc functions the
+ * binding needs, with one static method per C function so callers never see {@code Throwable}.
  *
  * <p>Every pointer travels as a Java {@code long} ({@link java.lang.foreign.ValueLayout#JAVA_LONG}), which
  * is how x86-64 and AArch64 pass pointers anyway ({@link Loader} refuses other platforms). That keeps
@@ -23,10 +23,7 @@ import java.lang.invoke.MethodHandle;
  * <p>{@code ucs_status_t} is a packed enum, one signed byte (see {@code UCS_S_PACKED} in
  * {@code ucs/type/status.h}): every status comes back as {@code JAVA_BYTE}.
  *
- * <p>Calls that can neither block nor run a callback have a second, {@code critical} handle, which skips
- * the thread-state transition. A worker in {@code UCS_THREAD_MODE_MULTI} never uses them: there a send may
- * spin on the worker lock held by another thread that is inside an upcall, and a critical call would keep
- * the waiting thread from reaching a safepoint while that upcall waits for a GC.
+ * <p>The data-path calls are in {@link NativeData}.
  */
 final class Native {
   private Native() {}
@@ -34,13 +31,12 @@ final class Native {
   private static final Linker LINKER = Linker.nativeLinker();
   private static final SymbolLookup UCP = Loader.lookup();
   private static final SymbolLookup LIBC = LINKER.defaultLookup();
-  private static final Linker.Option CRITICAL = Linker.Option.critical(false);
 
-  private static final MemoryLayout L = JAVA_LONG;
-  private static final MemoryLayout I = JAVA_INT;
-  private static final MemoryLayout S = JAVA_BYTE;
+  static final MemoryLayout L = JAVA_LONG;
+  static final MemoryLayout I = JAVA_INT;
+  static final MemoryLayout S = JAVA_BYTE;
 
-  private static MethodHandle ucp(String name, FunctionDescriptor fd, Linker.Option... options) {
+  static MethodHandle ucp(String name, FunctionDescriptor fd, Linker.Option... options) {
     return LINKER.downcallHandle(Loader.symbol(UCP, name), fd, options);
   }
 
@@ -48,15 +44,15 @@ final class Native {
     return LINKER.downcallHandle(Loader.symbol(LIBC, name), fd);
   }
 
-  private static FunctionDescriptor status(MemoryLayout... args) {
+  static FunctionDescriptor status(MemoryLayout... args) {
     return FunctionDescriptor.of(S, args);
   }
 
-  private static FunctionDescriptor ptr(MemoryLayout... args) {
+  static FunctionDescriptor ptr(MemoryLayout... args) {
     return FunctionDescriptor.of(L, args);
   }
 
-  private static FunctionDescriptor none(MemoryLayout... args) {
+  static FunctionDescriptor none(MemoryLayout... args) {
     return FunctionDescriptor.ofVoid(args);
   }
 
@@ -96,34 +92,6 @@ final class Native {
   private static final MethodHandle RKEY_DESTROY = ucp("ucp_rkey_destroy", none(L));
   private static final MethodHandle REQUEST_CANCEL = ucp("ucp_request_cancel", none(L, L));
   private static final MethodHandle STATUS_STRING = ucp("ucs_status_string", ptr(S));
-
-  // ---- data path: a plain handle and a critical one each
-  private static final FunctionDescriptor AM_SEND_FD = ptr(L, I, L, L, L, L, L);
-  private static final MethodHandle AM_SEND_NBX = ucp("ucp_am_send_nbx", AM_SEND_FD);
-  private static final MethodHandle AM_SEND_NBX_C = ucp("ucp_am_send_nbx", AM_SEND_FD, CRITICAL);
-  private static final FunctionDescriptor AM_RECV_DATA_FD = ptr(L, L, L, L, L);
-  private static final MethodHandle AM_RECV_DATA_NBX = ucp("ucp_am_recv_data_nbx", AM_RECV_DATA_FD);
-  private static final MethodHandle AM_RECV_DATA_NBX_C = ucp("ucp_am_recv_data_nbx", AM_RECV_DATA_FD, CRITICAL);
-  private static final MethodHandle AM_DATA_RELEASE = ucp("ucp_am_data_release", none(L, L));
-  private static final MethodHandle AM_DATA_RELEASE_C = ucp("ucp_am_data_release", none(L, L), CRITICAL);
-  private static final FunctionDescriptor TAG_SEND_FD = ptr(L, L, L, L, L);
-  private static final MethodHandle TAG_SEND_NBX = ucp("ucp_tag_send_nbx", TAG_SEND_FD);
-  private static final MethodHandle TAG_SEND_NBX_C = ucp("ucp_tag_send_nbx", TAG_SEND_FD, CRITICAL);
-  private static final FunctionDescriptor TAG_RECV_FD = ptr(L, L, L, L, L, L);
-  private static final MethodHandle TAG_RECV_NBX = ucp("ucp_tag_recv_nbx", TAG_RECV_FD);
-  private static final MethodHandle TAG_RECV_NBX_C = ucp("ucp_tag_recv_nbx", TAG_RECV_FD, CRITICAL);
-  private static final FunctionDescriptor RMA_FD = ptr(L, L, L, L, L, L);
-  private static final MethodHandle PUT_NBX = ucp("ucp_put_nbx", RMA_FD);
-  private static final MethodHandle PUT_NBX_C = ucp("ucp_put_nbx", RMA_FD, CRITICAL);
-  private static final MethodHandle GET_NBX = ucp("ucp_get_nbx", RMA_FD);
-  private static final MethodHandle GET_NBX_C = ucp("ucp_get_nbx", RMA_FD, CRITICAL);
-  private static final MethodHandle REQUEST_CHECK_STATUS = ucp("ucp_request_check_status", status(L));
-  private static final MethodHandle REQUEST_CHECK_STATUS_C = ucp("ucp_request_check_status", status(L), CRITICAL);
-  private static final MethodHandle TAG_RECV_REQUEST_TEST = ucp("ucp_tag_recv_request_test", status(L, L));
-  private static final MethodHandle TAG_RECV_REQUEST_TEST_C =
-      ucp("ucp_tag_recv_request_test", status(L, L), CRITICAL);
-  private static final MethodHandle REQUEST_FREE = ucp("ucp_request_free", none(L));
-  private static final MethodHandle REQUEST_FREE_C = ucp("ucp_request_free", none(L), CRITICAL);
 
   // ---- libc
   private static final MethodHandle OPEN_MEMSTREAM = libc("open_memstream", ptr(L, L));
@@ -417,111 +385,6 @@ final class Native {
     try {
       long p = (long) STATUS_STRING.invokeExact((byte) status);
       return p == 0 ? "status " + status : Memory.ALL.getString(p);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  static long amSendNbx(boolean critical, long ep, int id, long header, long headerLength, long buffer, long count,
-      long param) {
-    try {
-      return critical
-          ? (long) AM_SEND_NBX_C.invokeExact(ep, id, header, headerLength, buffer, count, param)
-          : (long) AM_SEND_NBX.invokeExact(ep, id, header, headerLength, buffer, count, param);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  static long amRecvDataNbx(boolean critical, long worker, long descriptor, long buffer, long count, long param) {
-    try {
-      return critical
-          ? (long) AM_RECV_DATA_NBX_C.invokeExact(worker, descriptor, buffer, count, param)
-          : (long) AM_RECV_DATA_NBX.invokeExact(worker, descriptor, buffer, count, param);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  static void amDataRelease(boolean critical, long worker, long data) {
-    try {
-      if (critical) {
-        AM_DATA_RELEASE_C.invokeExact(worker, data);
-      } else {
-        AM_DATA_RELEASE.invokeExact(worker, data);
-      }
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  static long tagSendNbx(boolean critical, long ep, long buffer, long count, long tag, long param) {
-    try {
-      return critical
-          ? (long) TAG_SEND_NBX_C.invokeExact(ep, buffer, count, tag, param)
-          : (long) TAG_SEND_NBX.invokeExact(ep, buffer, count, tag, param);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  static long tagRecvNbx(boolean critical, long worker, long buffer, long count, long tag, long mask, long param) {
-    try {
-      return critical
-          ? (long) TAG_RECV_NBX_C.invokeExact(worker, buffer, count, tag, mask, param)
-          : (long) TAG_RECV_NBX.invokeExact(worker, buffer, count, tag, mask, param);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  static long putNbx(boolean critical, long ep, long buffer, long count, long remoteAddress, long rkey, long param) {
-    try {
-      return critical
-          ? (long) PUT_NBX_C.invokeExact(ep, buffer, count, remoteAddress, rkey, param)
-          : (long) PUT_NBX.invokeExact(ep, buffer, count, remoteAddress, rkey, param);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  static long getNbx(boolean critical, long ep, long buffer, long count, long remoteAddress, long rkey, long param) {
-    try {
-      return critical
-          ? (long) GET_NBX_C.invokeExact(ep, buffer, count, remoteAddress, rkey, param)
-          : (long) GET_NBX.invokeExact(ep, buffer, count, remoteAddress, rkey, param);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  static int requestCheckStatus(boolean critical, long request) {
-    try {
-      return critical
-          ? (byte) REQUEST_CHECK_STATUS_C.invokeExact(request)
-          : (byte) REQUEST_CHECK_STATUS.invokeExact(request);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  static int tagRecvRequestTest(boolean critical, long request, long info) {
-    try {
-      return critical
-          ? (byte) TAG_RECV_REQUEST_TEST_C.invokeExact(request, info)
-          : (byte) TAG_RECV_REQUEST_TEST.invokeExact(request, info);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  static void requestFree(boolean critical, long request) {
-    try {
-      if (critical) {
-        REQUEST_FREE_C.invokeExact(request);
-      } else {
-        REQUEST_FREE.invokeExact(request);
-      }
     } catch (Throwable t) {
       throw rethrow(t);
     }

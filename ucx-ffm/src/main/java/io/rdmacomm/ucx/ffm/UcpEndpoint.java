@@ -143,27 +143,27 @@ public final class UcpEndpoint implements AutoCloseable {
   static void amSend(UcpWorker worker, long ep, int id, MemorySegment header, MemorySegment data, int flags,
       UcpRequest request) {
     long param = request.prepare(flags);
-    request.started(Native.amSendNbx(worker.critical, ep, id, Memory.address(header), header.byteSize(),
+    request.started(NativeData.amSendNbx(worker.critical, ep, id, Memory.address(header), header.byteSize(),
         Memory.address(data), data.byteSize(), param));
   }
 
   /** Sends {@code data} with a tag ({@code ucp_tag_send_nbx}). */
   public void tagSend(long tag, MemorySegment data, UcpRequest request) {
     long param = request.prepare(0);
-    request.started(Native.tagSendNbx(worker.critical, handle, Memory.address(data), data.byteSize(), tag, param));
+    request.started(NativeData.tagSendNbx(worker.critical, handle, Memory.address(data), data.byteSize(), tag, param));
   }
 
   /** Writes {@code source} to the peer's {@code remoteAddress} ({@code ucp_put_nbx}); completion is local. */
   public void put(MemorySegment source, long remoteAddress, UcpRemoteKey key, UcpRequest request) {
     long param = request.prepare(0);
-    request.started(Native.putNbx(worker.critical, handle, Memory.address(source), source.byteSize(),
+    request.started(NativeData.putNbx(worker.critical, handle, Memory.address(source), source.byteSize(),
         remoteAddress, key.handle(), param));
   }
 
   /** Reads the peer's {@code remoteAddress} into {@code target} ({@code ucp_get_nbx}). */
   public void get(MemorySegment target, long remoteAddress, UcpRemoteKey key, UcpRequest request) {
     long param = request.prepare(0);
-    request.started(Native.getNbx(worker.critical, handle, Memory.address(target), target.byteSize(),
+    request.started(NativeData.getNbx(worker.critical, handle, Memory.address(target), target.byteSize(),
         remoteAddress, key.handle(), param));
   }
 

@@ -119,8 +119,8 @@ public final class UcpRequest {
     }
     boolean critical = worker.critical;
     int s = kind == KIND_TAG_RECV
-        ? Native.tagRecvRequestTest(critical, handle, info)
-        : Native.requestCheckStatus(critical, handle);
+        ? NativeData.tagRecvRequestTest(critical, handle, info)
+        : NativeData.requestCheckStatus(critical, handle);
     if (s == UcpConst.UCS_INPROGRESS) {
       return false;
     }
@@ -130,7 +130,7 @@ public final class UcpRequest {
   }
 
   private void release(boolean critical) {
-    Native.requestFree(critical, handle);
+    NativeData.requestFree(critical, handle);
     handle = 0;
     pending = false;
     worker.requestFreed();

@@ -235,7 +235,7 @@ public final class UcpWorker implements AutoCloseable {
   /** Posts a tag receive into {@code buffer} for messages whose tag matches {@code tag} under {@code tagMask}. */
   public void tagRecv(MemorySegment buffer, long tag, long tagMask, UcpRequest request) {
     long param = request.prepareTagRecv();
-    request.started(Native.tagRecvNbx(critical, handle, Memory.address(buffer), buffer.byteSize(), tag, tagMask,
+    request.started(NativeData.tagRecvNbx(critical, handle, Memory.address(buffer), buffer.byteSize(), tag, tagMask,
         param));
   }
 
@@ -250,12 +250,12 @@ public final class UcpWorker implements AutoCloseable {
 
   void receiveAmData(long descriptor, long address, long length, UcpRequest request) {
     long param = request.prepareAmRecv(length);
-    request.started(Native.amRecvDataNbx(critical, handle, descriptor, address, length, param));
+    request.started(NativeData.amRecvDataNbx(critical, handle, descriptor, address, length, param));
   }
 
   /** Releases the data of an active message kept with {@link AmMessage#keep()} ({@code ucp_am_data_release}). */
   public void releaseAmData(long dataAddress) {
-    Native.amDataRelease(critical, handle, dataAddress);
+    NativeData.amDataRelease(critical, handle, dataAddress);
   }
 
   /** Requests handed out by libucp and not yet freed; 0 once every operation has been seen done. */

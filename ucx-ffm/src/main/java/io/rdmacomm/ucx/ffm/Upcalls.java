@@ -25,7 +25,10 @@ final class Upcalls {
   private static final Linker LINKER = Linker.nativeLinker();
   private static final MethodHandles.Lookup LOOKUP = MethodHandles.lookup();
 
-  /** {@code ucs_status_t (*)(void *arg, const void *header, size_t, void *data, size_t, const ucp_am_recv_param_t *)} */
+  /**
+   * {@code ucs_status_t (*)(void *arg, const void *header, size_t, void *data, size_t,
+   * const ucp_am_recv_param_t *)}
+   */
   private static final FunctionDescriptor AM_RECV = FunctionDescriptor.of(JAVA_BYTE,
       JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG);
   /** {@code void (*)(void *arg, ucp_ep_h ep, ucs_status_t status)} */

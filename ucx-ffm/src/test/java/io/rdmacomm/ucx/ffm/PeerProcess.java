@@ -12,10 +12,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The peer {@link PeerDeathTest} kills: connects to the test's worker over a loopback socket bootstrap,
- * sends one active message (the arguments: bootstrap port, error mode, UCX settings as KEY=VALUE), provokes some NullPointerExceptions (the JVM raises them through SIGSEGV,
- * which UCX must not have taken over; the test starts this JVM without UCX_ERROR_SIGNALS), tells the
- * test it is ready and progresses until killed.
+ * The peer {@link PeerDeathTest} kills. Arguments: bootstrap port, error mode, UCX settings as KEY=VALUE.
+ * Connects to the test's worker over a loopback socket bootstrap, sends one active message, provokes
+ * NullPointerExceptions (the JVM raises them through SIGSEGV, which UCX must not have taken over; the test
+ * starts this JVM without UCX_ERROR_SIGNALS), tells the test it is ready and progresses until killed.
  */
 public final class PeerProcess {
   private PeerProcess() {}

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
+import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -20,6 +21,7 @@ import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -32,10 +34,12 @@ import java.util.regex.Pattern;
  * RawFfmBench latency   [--port 13370] [--api am|tag] [--size 8] [--iters 200000] [--warmup 20000]
  * RawFfmBench bandwidth [--port 13370] [--api am|tag] [--size 1048576] [--iters 2000] [--window 16]
  * common: [--error-mode none|peer] [--ucx KEY=VALUE,...]   (UCX settings without the UCX_ prefix)
+ *         [--print-endpoint]   (ucp_ep_print_info of the client's endpoint on stderr: lanes, protocol thresholds)
  * </pre>
  *
- * The client prints one JSON line: round-trip percentiles in microseconds, and half the median round trip,
- * which is what ucx_perftest calls latency (latency), or GB/s (bandwidth, 10^9 bytes/s), and heap bytes allocated per operation by the client's and the server's measuring thread.
+ * The client prints one JSON line: round-trip percentiles in microseconds and half the median round
+ * trip, which is what ucx_perftest calls latency (latency mode), or GB/s in 10^9 bytes/s (bandwidth mode),
+ * and the heap bytes allocated per operation by the client's and the server's measuring threads.
  * Run with {@code --enable-native-access=ALL-UNNAMED}.
  */
 public final class RawFfmBench {
@@ -139,18 +143,37 @@ public final class RawFfmBench {
     int iters = intOption("iters", latency ? 200_000 : 2_000);
     int warmup = intOption("warmup", latency ? 20_000 : 200);
     int window = intOption("window", 16);
-    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), intOption("port", 13370))) {
+    try (Socket socket = connect(intOption("port", 13370))) {
       bootstrap(socket, new String[] {mode, api, Integer.toString(size), Integer.toString(iters + warmup),
           Integer.toString(window), Integer.toString(warmup)});
       prepare(api, size, window);
       String result = latency ? latency(api, iters, warmup) : bandwidth(api, size, iters, warmup, window);
       long serverAllocated = new DataInputStream(socket.getInputStream()).readLong();
-      String lanes = lanes(ep.describe());
+      String info = ep.describe();
+      if (options.containsKey("print-endpoint")) {
+        System.err.print(info);
+      }
+      String lanes = lanes(info);
       closeEndpoint();
       return String.format(Locale.ROOT, "{\"tool\":\"RawFfmBench\",\"mode\":\"%s\",\"api\":\"%s\",\"size\":%d,"
           + "\"iters\":%d,\"error_mode\":\"%s\",\"lanes\":\"%s\",%s,\"server_alloc_bytes_per_op\":%.3f}",
           mode, api, size, iters, errorMode().name().toLowerCase(Locale.ROOT), lanes, result,
           serverAllocated / (double) iters);
+    }
+  }
+
+  /** Connects to the server, which may still be starting: retries for up to 30 seconds. */
+  private static Socket connect(int port) throws IOException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      try {
+        return new Socket(InetAddress.getLoopbackAddress(), port);
+      } catch (ConnectException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+      }
     }
   }
 
@@ -294,11 +317,12 @@ public final class RawFfmBench {
       checkDeadline(deadline);
     }
     long allocated = THREADS.getCurrentThreadAllocatedBytes() - before;
+    double mean = Arrays.stream(rtt).average().orElse(0);
     Arrays.sort(rtt);
     // ucx_perftest reports half the round trip as "latency": half_rtt_p50_us is the figure to set beside it
     return String.format(Locale.ROOT, "\"rtt_p50_us\":%.3f,\"rtt_p99_us\":%.3f,\"rtt_min_us\":%.3f,"
-        + "\"half_rtt_p50_us\":%.3f,\"alloc_bytes_per_op\":%.3f", rtt[iters / 2] / 1e3,
-        rtt[(int) (iters * 0.99)] / 1e3, rtt[0] / 1e3, rtt[iters / 2] / 2e3, allocated / (double) iters);
+        + "\"half_rtt_p50_us\":%.3f,\"half_rtt_mean_us\":%.3f,\"alloc_bytes_per_op\":%.3f", rtt[iters / 2] / 1e3,
+        rtt[(int) (iters * 0.99)] / 1e3, rtt[0] / 1e3, rtt[iters / 2] / 2e3, mean / 2e3, allocated / (double) iters);
   }
 
   private String bandwidth(String api, int size, int iters, int warmup, int window) {
