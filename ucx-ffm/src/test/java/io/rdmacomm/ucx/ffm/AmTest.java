@@ -107,4 +107,70 @@ class AmTest {
       assertEquals(3, calls[0]);
     }
   }
+  @Test
+  void keptRendezvousIsReceivedAfterTheHandler() {
+    int size = 4 << 20;
+    try (Pair p = new Pair(UcpEndpoint.ErrorMode.NONE); Arena arena = Arena.ofConfined()) {
+      MemorySegment source = arena.allocate(size);
+      for (int i = 0; i < size / 8; i++) {
+        source.setAtIndex(ValueLayout.JAVA_LONG, i, i * 3L + 1);
+      }
+      long[] descriptor = {0};
+      p.b.setAmHandler(8, m -> {
+        m.keep();
+        descriptor[0] = m.dataAddress();
+      });
+      UcpRequest send = p.a.newRequest();
+      p.aToB.amSend(8, MemorySegment.NULL, source, 0, send);
+      p.progressUntil(() -> descriptor[0] != 0, 10);
+      MemorySegment target = arena.allocate(size);
+      UcpRequest recv = p.b.newRequest();
+      p.b.receiveAmData(descriptor[0], target, recv);
+      p.progressUntil(() -> recv.isDone() && send.isDone(), 20);
+      recv.check();
+      send.check();
+      assertEquals(-1, source.mismatch(target));
+      assertEquals(0, p.a.outstandingRequests() + p.b.outstandingRequests());
+    }
+  }
+
+  /**
+   * On shared memory UCX 1.13 delivers an 8-byte message inline (eager short: transient) and a 4000-byte
+   * one in its own receive descriptor (eager bcopy: persistent), which the application may keep.
+   */
+  @Test
+  void onlyPersistentDataCanBeKept() {
+    try (Pair p = new Pair(UcpEndpoint.ErrorMode.NONE); Arena arena = Arena.ofConfined()) {
+      boolean[] refused = {false};
+      long[] kept = {0, 0};
+      p.b.setAmHandler(9, m -> {
+        if (m.dataLength() == 8) {
+          try {
+            m.keep();
+          } catch (IllegalStateException e) {
+            refused[0] = !m.isDataPersistent();
+          }
+        } else {
+          m.keep();
+          kept[0] = m.dataAddress();
+          kept[1] = m.dataLength();
+        }
+      });
+      UcpRequest send = p.a.newRequest();
+      p.aToB.amSend(9, MemorySegment.NULL, arena.allocate(8), 0, send);
+      p.progressUntil(() -> refused[0] && send.isDone(), 10);
+      MemorySegment medium = arena.allocate(4000);
+      for (int i = 0; i < 500; i++) {
+        medium.setAtIndex(ValueLayout.JAVA_LONG, i, i * 11L);
+      }
+      p.aToB.amSend(9, MemorySegment.NULL, medium, 0, send);
+      p.progressUntil(() -> kept[0] != 0 && send.isDone(), 10);
+      // more traffic through the same receive path must not overwrite the kept descriptor
+      p.aToB.amSend(9, MemorySegment.NULL, arena.allocate(8), 0, send);
+      p.await(send);
+      assertEquals(4000, kept[1]);
+      assertEquals(-1, medium.mismatch(Memory.ALL.asSlice(kept[0], 4000)));
+      p.b.releaseAmData(kept[0]);
+    }
+  }
 }
