@@ -6,6 +6,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread safety: creating workers and mapping memory may be done from any thread when the context was
  * created with {@code sharedWorkers} (UCX then locks the context); otherwise from one thread at a time,
  * which also applies to the workers' own threads.
- * {@link #close()} must come after every worker and memory of the context is closed.
+ * {@link #close()} first closes, with a warning, any worker or memory mapping of the context still open.
  */
 public final class UcpContext implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(UcpContext.class);
@@ -43,6 +44,8 @@ public final class UcpContext implements AutoCloseable {
   private final long handle;
   private final boolean sharedWorkers;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Workers and mappings still open: ucp_cleanup under them would leave dangling handles. */
+  private final Set<AutoCloseable> children = ConcurrentHashMap.newKeySet();
 
   private UcpContext(long handle, boolean sharedWorkers) {
     this.handle = handle;
@@ -107,7 +110,7 @@ public final class UcpContext implements AutoCloseable {
    */
   public UcpWorker newWorker(UcpWorker.ThreadMode mode) {
     checkOpen();
-    return new UcpWorker(this, mode);
+    return adopt(new UcpWorker(this, mode));
   }
 
   /**
@@ -116,7 +119,7 @@ public final class UcpContext implements AutoCloseable {
    */
   public UcpMemory register(MemorySegment segment) {
     checkOpen();
-    return UcpMemory.map(this, Memory.address(segment), segment.byteSize(), segment);
+    return adopt(UcpMemory.map(this, Memory.address(segment), segment.byteSize(), segment));
   }
 
   /** Has libucp allocate and register {@code size} bytes ({@code UCP_MEM_MAP_ALLOCATE}). */
@@ -125,7 +128,7 @@ public final class UcpContext implements AutoCloseable {
     if (size <= 0) {
       throw new IllegalArgumentException("size " + size);
     }
-    return UcpMemory.map(this, 0, size, null);
+    return adopt(UcpMemory.map(this, 0, size, null));
   }
 
   /** Whether workers of this context may be used from several threads. */
@@ -137,16 +140,33 @@ public final class UcpContext implements AutoCloseable {
     return handle;
   }
 
+  private <T extends AutoCloseable> T adopt(T child) {
+    children.add(child);
+    return child;
+  }
+
+  void closed(AutoCloseable child) {
+    children.remove(child);
+  }
+
   void checkOpen() {
     if (closed.get()) {
       throw new IllegalStateException("context closed");
     }
   }
 
-  /** {@code ucp_cleanup}. Idempotent. */
+  /** {@code ucp_cleanup}, after closing (with a warning) any worker or mapping still open. Idempotent. */
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
+      for (AutoCloseable child : children) {
+        LOG.warn("context closed before its {}: closing it first", child.getClass().getSimpleName());
+        try {
+          child.close();
+        } catch (Exception e) {
+          LOG.warn("closing {} failed", child.getClass().getSimpleName(), e);
+        }
+      }
       Native.cleanup(handle);
     }
   }

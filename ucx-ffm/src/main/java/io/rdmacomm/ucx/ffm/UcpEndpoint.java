@@ -137,6 +137,7 @@ public final class UcpEndpoint implements AutoCloseable {
    * @param flags  {@link #AM_REPLY}, {@link #AM_EAGER}, {@link #AM_RNDV} or'ed, or 0
    */
   public void amSend(int id, MemorySegment header, MemorySegment data, int flags, UcpRequest request) {
+    checkOpen();
     amSend(worker, handle, id, header, data, flags, request);
   }
 
@@ -149,12 +150,14 @@ public final class UcpEndpoint implements AutoCloseable {
 
   /** Sends {@code data} with a tag ({@code ucp_tag_send_nbx}). */
   public void tagSend(long tag, MemorySegment data, UcpRequest request) {
+    checkOpen();
     long param = request.prepare(0);
     request.started(NativeData.tagSendNbx(worker.critical, handle, Memory.address(data), data.byteSize(), tag, param));
   }
 
   /** Writes {@code source} to the peer's {@code remoteAddress} ({@code ucp_put_nbx}); completion is local. */
   public void put(MemorySegment source, long remoteAddress, UcpRemoteKey key, UcpRequest request) {
+    checkOpen();
     long param = request.prepare(0);
     request.started(NativeData.putNbx(worker.critical, handle, Memory.address(source), source.byteSize(),
         remoteAddress, key.handle(), param));
@@ -162,6 +165,7 @@ public final class UcpEndpoint implements AutoCloseable {
 
   /** Reads the peer's {@code remoteAddress} into {@code target} ({@code ucp_get_nbx}). */
   public void get(MemorySegment target, long remoteAddress, UcpRemoteKey key, UcpRequest request) {
+    checkOpen();
     long param = request.prepare(0);
     request.started(NativeData.getNbx(worker.critical, handle, Memory.address(target), target.byteSize(),
         remoteAddress, key.handle(), param));
@@ -169,6 +173,7 @@ public final class UcpEndpoint implements AutoCloseable {
 
   /** Completes every operation issued on this endpoint, remotely too ({@code ucp_ep_flush_nbx}). */
   public void flush(UcpRequest request) {
+    checkOpen();
     long param = request.prepare(0);
     request.started(Native.epFlushNbx(handle, param));
   }
@@ -279,6 +284,7 @@ public final class UcpEndpoint implements AutoCloseable {
     return id;
   }
 
+  /** UCX frees the endpoint once closed: using the handle after that would crash the process, not throw. */
   private void checkOpen() {
     if (closed.get()) {
       throw new IllegalStateException("endpoint closed");

@@ -108,6 +108,7 @@ public final class UcpMemory implements AutoCloseable {
       if (scope != null) {
         scope.close();
       }
+      context.closed(this);
       UcxException.check(Native.memUnmap(context.handle(), handle), "ucp_mem_unmap");
     }
   }

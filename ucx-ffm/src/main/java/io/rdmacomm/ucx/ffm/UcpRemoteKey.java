@@ -42,6 +42,7 @@ public final class UcpRemoteKey implements AutoCloseable {
   }
 
   long handle() {
+    checkOpen();
     return handle;
   }
 

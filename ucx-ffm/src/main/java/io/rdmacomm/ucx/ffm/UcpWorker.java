@@ -347,5 +347,6 @@ public final class UcpWorker implements AutoCloseable {
     destroyed = true;
     Native.workerDestroy(handle);
     arena.close();
+    context.closed(this);
   }
 }

@@ -100,4 +100,18 @@ class LifecycleTest {
     assertEquals("Operation timed out", e.statusString());
     assertTrue(e.getMessage().contains("op: Operation timed out (-20)"), e.getMessage());
   }
+  @Test
+  void closingTheContextClosesWhatIsStillOpen() {
+    UcpContext context = UcpContext.create();
+    UcpWorker a = context.newWorker(UcpWorker.ThreadMode.SINGLE);
+    UcpWorker b = context.newWorker(UcpWorker.ThreadMode.SINGLE);
+    UcpEndpoint ep = a.connect(b.address(), UcpEndpoint.ErrorMode.NONE, null);
+    UcpMemory memory = context.allocate(4096);
+    MemorySegment segment = memory.segment();
+    context.close();
+    assertThrows(IllegalStateException.class, a::address);
+    assertThrows(IllegalStateException.class, () -> ep.unpackRemoteKey(new byte[16]));
+    assertThrows(IllegalStateException.class, () -> segment.get(ValueLayout.JAVA_INT, 0));
+    assertThrows(IllegalStateException.class, () -> context.newWorker(UcpWorker.ThreadMode.SINGLE));
+  }
 }

@@ -85,4 +85,24 @@ class TagTest {
       assertEquals(UcxException.CANCELED, recv.status());
     }
   }
+  @Test
+  void closedEndpointAndKeyRefuseInsteadOfCrashing() {
+    try (Arena arena = Arena.ofConfined(); UcpContext context = UcpContext.create();
+        UcpWorker w1 = context.newWorker(UcpWorker.ThreadMode.SINGLE);
+        UcpWorker w2 = context.newWorker(UcpWorker.ThreadMode.SINGLE); UcpMemory memory = context.allocate(64)) {
+      UcpEndpoint ep = w1.connect(w2.address(), UcpEndpoint.ErrorMode.NONE, null);
+      UcpRemoteKey key = ep.unpackRemoteKey(memory.packRemoteKey());
+      key.close();
+      UcpRequest request = w1.newRequest();
+      MemorySegment data = arena.allocate(8);
+      org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+          () -> ep.put(data, memory.address(), key, request));
+      ep.close(UcpEndpoint.CloseMode.FORCE, 5, TimeUnit.SECONDS);
+      org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+          () -> ep.tagSend(1, data, request));
+      org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+          () -> ep.amSend(1, MemorySegment.NULL, data, 0, request));
+      assertFalse(request.isPending());
+    }
+  }
 }
