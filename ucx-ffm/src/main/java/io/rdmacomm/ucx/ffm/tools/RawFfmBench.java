@@ -182,13 +182,18 @@ public final class RawFfmBench {
       buffer = Arena.global().allocate(Math.max(size, 8), 64);
     }
     pongData = buffer.asSlice(0, size);
-    slots = new UcpRequest[window];
-    replies = new UcpRequest[16];
-    for (int i = 0; i < window; i++) {
-      slots[i] = worker.newRequest();
+    // requests live as long as the worker: a serving loop reuses them from run to run
+    if (slots == null || slots.length != window) {
+      slots = new UcpRequest[window];
+      for (int i = 0; i < window; i++) {
+        slots[i] = worker.newRequest();
+      }
     }
-    for (int i = 0; i < replies.length; i++) {
-      replies[i] = worker.newRequest();
+    if (replies == null) {
+      replies = new UcpRequest[16];
+      for (int i = 0; i < replies.length; i++) {
+        replies[i] = worker.newRequest();
+      }
     }
     if (api.equals("am")) {
       worker.setAmHandler(AM_DATA, this::onData);
