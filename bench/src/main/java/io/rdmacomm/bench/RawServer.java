@@ -96,10 +96,11 @@ final class RawServer implements AutoCloseable {
             long total = hello.getLong();
             RawProtocol.Kind kind = RawProtocol.Kind.byId(kindId).orElse(null);
             if (magic != RawProtocol.HELLO_MAGIC || version != RawProtocol.VERSION || kind == null || total < 0) {
-                RawProtocol.writeFully(ch, RawProtocol.answer(RawProtocol.STATUS_REFUSED));
+                // logged before the answer goes out, so whoever reads the answer can already read the log
                 log.printf("raw-serve: refused %s: expected magic 0x%08x version %d and a known kind, got magic"
                         + " 0x%08x version %d kind %d total %d%n", peer, RawProtocol.HELLO_MAGIC,
                         RawProtocol.VERSION, magic, version, kindId, total);
+                RawProtocol.writeFully(ch, RawProtocol.answer(RawProtocol.STATUS_REFUSED));
                 return;
             }
             RawProtocol.writeFully(ch, RawProtocol.answer(RawProtocol.STATUS_OK));

@@ -143,11 +143,13 @@ final class RawUcxServer {
             long total = small.getLong(8);
             String refusal = refusal(kind, size, total);
             small.putLong(0, refusal == null ? RawUcx.STATUS_OK : RawUcx.STATUS_REFUSED);
-            peer.await(peer.send(smallAddress, Long.BYTES, RawUcx.ANSWER), "answer");
             if (refusal != null) {
+                // logged before the answer goes out, so whoever reads the answer can already read the log
                 log.println("raw-ucx-serve: refused " + name + ": " + refusal);
+                peer.await(peer.send(smallAddress, Long.BYTES, RawUcx.ANSWER), "answer");
                 return;
             }
+            peer.await(peer.send(smallAddress, Long.BYTES, RawUcx.ANSWER), "answer");
             if (kind == RawUcx.KIND_ECHO) {
                 echo(peer, (int) size);
             } else {
