@@ -111,7 +111,7 @@ class EngineTest {
             int n = Math.min(data.length - off, 1 + r.nextInt(r.nextBoolean() ? 100 : 300_000));
             ByteBuffer src = r.nextBoolean() ? directSrc.clear().put(data, off, n).flip()
                     : ByteBuffer.wrap(data, off, n);
-            if (src.isDirect() && client.zeroCopyBytes() == 0) {
+            if (src.isDirect() && client.statistics().zeroCopyBytesWritten() == 0) {
                 // zero copy needs the reader blocked with nothing to read (it then advertises a direct dst): until
                 // one write took that path, let the reader drain before direct writes instead of racing it
                 client.sync();
@@ -127,13 +127,13 @@ class EngineTest {
         }
         client.sync();
         assertArrayEquals(data, received.get(20, TimeUnit.SECONDS));
-        assertTrue(client.zeroCopyBytes() > 0, "no write took the zero-copy path");
+        assertTrue(client.statistics().zeroCopyBytesWritten() > 0, "no write took the zero-copy path");
     }
 
     @ParameterizedTest(name = "{0} then {1} bytes")
     @CsvSource({"1500, 2500", "1000, 2000", "2000, 1000", "500, 700"})
     void reorderedNotificationsAreReadInStreamOrder(int first, int second) throws Exception {
-        // sizes above Connection.INLINE_MAX go as a ring write + DATA, the others inside DATA_INLINE: every mix
+        // sizes above Sender.INLINE_MAX go as a ring write + DATA, the others inside DATA_INLINE: every mix
         open("?ringSize=8k");
         InMemoryProvider.Chan ch = clientChannel();
         ch.swapNextNotification = true;
@@ -146,7 +146,7 @@ class EngineTest {
         accepted.readFully(got);
         assertArrayEquals(data, got.array());
         assertFalse(ch.swapNextNotification, "no notification was held back");
-        assertEquals((first > Connection.INLINE_MAX ? 1 : 0) + (second > Connection.INLINE_MAX ? 1 : 0),
+        assertEquals((first > Sender.INLINE_MAX ? 1 : 0) + (second > Sender.INLINE_MAX ? 1 : 0),
                 ch.writes.get(), "ring writes");
     }
 
@@ -350,15 +350,15 @@ class EngineTest {
     @Test
     void registrationsAreBoundedByMaxRegistered() throws Exception {
         open("?ringSize=4k&maxRegistered=64k");
-        assertEquals(8 * 1024, accepted.registeredBytes());
+        assertEquals(8 * 1024, accepted.statistics().registeredBytes());
         MemoryRegion r = accepted.register(ByteBuffer.allocateDirect(32 * 1024), Access.readWrite());
         CommunicatorException e = assertThrows(CommunicatorException.class,
                 () -> accepted.register(ByteBuffer.allocateDirect(32 * 1024), Access.readWrite()));
         assertTrue(e.getMessage().contains("maxRegistered"), e.getMessage());
         r.close();
-        assertEquals(8 * 1024, accepted.registeredBytes());
+        assertEquals(8 * 1024, accepted.statistics().registeredBytes());
         accepted.close();
-        assertEquals(0, accepted.registeredBytes());
+        assertEquals(0, accepted.statistics().registeredBytes());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -369,7 +369,7 @@ class EngineTest {
     void malformedInlineDataFailsTheReaderNamingTheProblem(String what, long cursor, int length, int carried,
             String expected) throws Exception {
         open("?ringSize=8k");
-        ByteBuffer m = ByteBuffer.allocate(Wire.DATA_INLINE_HEADER + carried).put(Wire.DATA_INLINE).putLong(0)
+        ByteBuffer m = ByteBuffer.allocate(DataMessage.HEADER_LENGTH + carried).put(DataMessage.DATA_INLINE).putLong(0)
                 .putLong(cursor).putInt(length);
         m.position(m.limit()).flip();
         CompletableFuture<Void> sent = new CompletableFuture<>();
