@@ -391,6 +391,38 @@ class EngineTest {
         assertTrue(e.getMessage().contains(expected), e.getMessage());
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "truncated CREDIT, 03 00 00 00 00, CREDIT, 5 bytes, expected 9",
+        "ACK of an unknown type, 0b 03 00 00 00 05, ACK, acknowledged type 3",
+        "ZDATA of no bytes, 05 00 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00, ZDATA, length 0",
+        "unknown type, 63 01 02, type 99, unknown message type 99"})
+    void malformedControlMessagesFailTheConnectionNamingTypeAndField(String what, String hex, String type,
+            String reason) throws Exception {
+        open("");
+        CompletableFuture<Void> sent = new CompletableFuture<>();
+        clientChannel().send(ByteBuffer.wrap(java.util.HexFormat.of().parseHex(hex.replace(" ", ""))),
+                new Completion() {
+                    @Override
+                    public void completed() {
+                        sent.complete(null);
+                    }
+
+                    @Override
+                    public void failed(IOException cause) {
+                        sent.completeExceptionally(cause);
+                    }
+                });
+        sent.get(5, TimeUnit.SECONDS);
+        CommunicatorException e = assertThrows(CommunicatorException.class,
+                () -> accepted.readFully(ByteBuffer.allocate(1)));
+        assertTrue(e.getMessage().contains("malformed message " + type + " from " + accepted.peerName() + ": "),
+                e.getMessage());
+        assertTrue(e.getMessage().contains(reason), e.getMessage());
+        assertTrue(e.getMessage().contains(hex.substring(0, Math.min(hex.length(), 16 * 3 - 1))),
+                "the first 16 bytes: " + e.getMessage());
+    }
+
     @Test
     void largeDirectWritesGoStraightIntoTheRingAndReturnOnlyWhenTheSourceMayBeReused() throws Exception {
         open("?ringSize=256k");
