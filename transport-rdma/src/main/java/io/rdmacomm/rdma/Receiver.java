@@ -247,10 +247,13 @@ final class Receiver {
 
     // ---- close -------------------------------------------------------------------------------------------------
 
-    /** Once the connection is closed: waits (bounded) until no read runs, since the ring is released next. */
+    /**
+     * Once the connection is closed: waits (bounded, and not cut short by an interrupt) until no read runs, since
+     * the ring may be provider memory that is unmapped next.
+     */
     void awaitReadsLeft(long timeoutNanos) {
         try {
-            leaving.await(noReads, Waiter.deadlineAfter(timeoutNanos), "close (waiting for a read to leave)");
+            leaving.awaitUninterruptibly(noReads, Waiter.deadlineAfter(timeoutNanos), "close (waiting for a read to leave)");
         } catch (IOException e) {
             LOG.warn("{}: a read on {} did not leave within {} of close: {}", link.endpoint, link.peerName(),
                     Units.formatDuration(java.time.Duration.ofNanos(timeoutNanos)), e.toString());

@@ -1,14 +1,17 @@
 package io.rdmacomm.rdma.ucx;
 
+import io.rdmacomm.api.support.Waiter;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpAmData;
 import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 import org.slf4j.Logger;
@@ -42,7 +45,7 @@ final class WorkerLoop {
     private volatile boolean asideForApp;
     private volatile long lastAppPoll = System.nanoTime() - APP_POLL_GRACE_NANOS;
     /** UCX requests not completed yet: while any exists the thread polls, since pending sends get no wakeup. */
-    private final java.util.concurrent.atomic.AtomicInteger inflight = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger inflight = new AtomicInteger();
     private int users = 1;
 
     WorkerLoop(String what) {
@@ -127,16 +130,39 @@ final class WorkerLoop {
     }
 
     /** After issuing a request counted with {@link #track()}: a pending one needs the thread polling. */
-    void issued(org.openucx.jucx.ucp.UcpRequest request) {
+    void issued(UcpRequest request) {
         if (sleeping && !request.isCompleted()) {
             worker.signal();
         }
     }
 
-    /** Progresses on an application thread that busy-polls. */
-    boolean pollFromApplication() throws Exception {
+    /** Progresses on an application thread that busy-polls; false if nothing happened or the worker threw. */
+    boolean pollFromApplication() {
         lastAppPoll = System.nanoTime();
-        return worker.progress() > 0;
+        try {
+            return worker.progress() > 0;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    /**
+     * Progress for the provider's own waits (connect, close), which nothing wakes but the requests' completion:
+     * polls on the waiting thread, except on the progress thread itself (inside a callback), where a nested
+     * progress is not allowed.
+     */
+    Waiter.Poller waitPoller() {
+        return new Waiter.Poller() {
+            @Override
+            public boolean poll() {
+                return Thread.currentThread() != thread && pollFromApplication();
+            }
+
+            @Override
+            public void pollingEnded() {
+                WorkerLoop.this.pollingEnded();
+            }
+        };
     }
 
     /** An application thread stopped polling: take over progress now rather than after the grace period. */
