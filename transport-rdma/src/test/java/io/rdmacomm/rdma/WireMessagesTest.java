@@ -292,7 +292,9 @@ class WireMessagesTest {
         ByteBuffer staging = ByteBuffer.allocateDirect(4096);
         ByteBuffer ring = ByteBuffer.allocateDirect(4096);
         long sum = 0;
-        for (int round = 0; round < 2; round++) {
+        // the least of three measured rounds: the JVM allocates now and then on its own (a few hundred bytes)
+        long least = Long.MAX_VALUE;
+        for (int round = 0; round < 4; round++) {
             long before = mx.getCurrentThreadAllocatedBytes();
             for (int i = 0; i < 100_000; i++) {
                 int n = 1 + (i & 511);
@@ -307,12 +309,11 @@ class WireMessagesTest {
                 CreditMessage.check(m);
                 sum += CreditMessage.ringConsumed(m) + Wire.type(m);
             }
-            long allocated = mx.getCurrentThreadAllocatedBytes() - before;
-            if (round == 1) {
-                assertTrue(allocated < 1024, allocated + " bytes allocated by 100 000 rounds of DATA_INLINE, DATA"
-                        + " and CREDIT");
+            if (round > 0) {
+                least = Math.min(least, mx.getCurrentThreadAllocatedBytes() - before);
             }
         }
+        assertTrue(least < 1024, least + " bytes allocated by 100 000 rounds of DATA_INLINE, DATA and CREDIT");
         assertTrue(sum > 0);
     }
 }
