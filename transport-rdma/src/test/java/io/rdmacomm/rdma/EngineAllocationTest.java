@@ -25,6 +25,28 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class EngineAllocationTest {
 
+    private record Local(RegionDescriptor descriptor) implements LocalRegion {
+        @Override
+        public long address() {
+            return descriptor.address();
+        }
+
+        @Override
+        public long length() {
+            return descriptor.length();
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    private record Remote(RegionDescriptor descriptor) implements RemoteRegion {
+        @Override
+        public void close() {
+        }
+    }
+
     /** A channel to itself: sends are handed to its own handler at once; no progress thread, no copies. */
     private static final class Loopback implements RdmaChannel {
         ChannelHandler handler;
@@ -37,41 +59,12 @@ class EngineAllocationTest {
 
         @Override
         public LocalRegion register(ByteBuffer buffer, Set<Access> access) {
-            RegionDescriptor d = new RegionDescriptor(0x1000, buffer.capacity(), access, new byte[] {1});
-            return new LocalRegion() {
-                @Override
-                public long address() {
-                    return d.address();
-                }
-
-                @Override
-                public long length() {
-                    return d.length();
-                }
-
-                @Override
-                public RegionDescriptor descriptor() {
-                    return d;
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+            return new Local(new RegionDescriptor(0x1000, buffer.capacity(), access, new byte[] {1}));
         }
 
         @Override
         public RemoteRegion unpack(RegionDescriptor descriptor) {
-            return new RemoteRegion() {
-                @Override
-                public RegionDescriptor descriptor() {
-                    return descriptor;
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+            return new Remote(descriptor);
         }
 
         @Override

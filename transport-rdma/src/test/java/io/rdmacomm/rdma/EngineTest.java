@@ -361,17 +361,8 @@ class EngineTest {
         assertEquals(0, accepted.statistics().registeredBytes());
     }
 
-    @ParameterizedTest(name = "{0}")
-    @CsvSource({
-        "cursor past the ring end, 8000, 500, 500, outside the 8192-byte ring",
-        "length larger than the bytes carried, 0, 100, 10, carries 10",
-        "negative length, 0, -1, 0, outside the 8192-byte ring"})
-    void malformedInlineDataFailsTheReaderNamingTheProblem(String what, long cursor, int length, int carried,
-            String expected) throws Exception {
-        open("?ringSize=8k");
-        ByteBuffer m = ByteBuffer.allocate(DataMessage.HEADER_LENGTH + carried).put(DataMessage.DATA_INLINE).putLong(0)
-                .putLong(cursor).putInt(length);
-        m.position(m.limit()).flip();
+    /** Sends {@code m} on the client's channel as it is, past the engine, and waits until it was sent. */
+    private void sendRaw(ByteBuffer m) throws Exception {
         CompletableFuture<Void> sent = new CompletableFuture<>();
         clientChannel().send(m, new Completion() {
             @Override
@@ -385,6 +376,20 @@ class EngineTest {
             }
         });
         sent.get(5, TimeUnit.SECONDS);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "cursor past the ring end, 8000, 500, 500, outside the 8192-byte ring",
+        "length larger than the bytes carried, 0, 100, 10, carries 10",
+        "negative length, 0, -1, 0, outside the 8192-byte ring"})
+    void malformedInlineDataFailsTheReaderNamingTheProblem(String what, long cursor, int length, int carried,
+            String expected) throws Exception {
+        open("?ringSize=8k");
+        ByteBuffer m = ByteBuffer.allocate(DataMessage.HEADER_LENGTH + carried).put(DataMessage.DATA_INLINE).putLong(0)
+                .putLong(cursor).putInt(length);
+        m.position(m.limit()).flip();
+        sendRaw(m);
         CommunicatorException e = assertThrows(CommunicatorException.class,
                 () -> accepted.readFully(ByteBuffer.allocate(1)));
         assertTrue(e.getMessage().contains("malformed message"), e.getMessage());
@@ -393,27 +398,14 @@ class EngineTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource({
-        "truncated CREDIT, 03 00 00 00 00, CREDIT, 5 bytes, expected 9",
+        "truncated CREDIT, 03 00 00 00 00, CREDIT, '5 bytes, expected 9'",
         "ACK of an unknown type, 0b 03 00 00 00 05, ACK, acknowledged type 3",
         "ZDATA of no bytes, 05 00 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00, ZDATA, length 0",
         "unknown type, 63 01 02, type 99, unknown message type 99"})
     void malformedControlMessagesFailTheConnectionNamingTypeAndField(String what, String hex, String type,
             String reason) throws Exception {
         open("");
-        CompletableFuture<Void> sent = new CompletableFuture<>();
-        clientChannel().send(ByteBuffer.wrap(java.util.HexFormat.of().parseHex(hex.replace(" ", ""))),
-                new Completion() {
-                    @Override
-                    public void completed() {
-                        sent.complete(null);
-                    }
-
-                    @Override
-                    public void failed(IOException cause) {
-                        sent.completeExceptionally(cause);
-                    }
-                });
-        sent.get(5, TimeUnit.SECONDS);
+        sendRaw(ByteBuffer.wrap(java.util.HexFormat.of().parseHex(hex.replace(" ", ""))));
         CommunicatorException e = assertThrows(CommunicatorException.class,
                 () -> accepted.readFully(ByteBuffer.allocate(1)));
         assertTrue(e.getMessage().contains("malformed message " + type + " from " + accepted.peerName() + ": "),
