@@ -1,7 +1,6 @@
 package io.rdmacomm.rdma.verbs;
 
 import com.ibm.disni.verbs.IbvWC;
-import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.verbs.VerbsMemory.Local;
 import io.rdmacomm.rdma.verbs.VerbsMemory.Remote;
