@@ -15,6 +15,7 @@ import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpAmData;
 import org.openucx.jucx.ucp.UcpEndpoint;
@@ -47,6 +48,8 @@ final class UcxChannel implements RdmaChannel {
     volatile int remoteId = -1;
     private volatile IOException failure;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Calls on the endpoint in progress: close waits until none is before it releases keys and the endpoint. */
+    private final AtomicInteger inEndpoint = new AtomicInteger();
     private final UcxCallback wakeOnCompletion = new UcxCallback() {
         @Override
         public void onSuccess(UcpRequest request) {
@@ -88,6 +91,25 @@ final class UcxChannel implements RdmaChannel {
         return remoteId >= 0 ? null : failure;
     }
 
+    /**
+     * Enters a call on the endpoint; false once the channel is closed, and the caller must not touch the endpoint
+     * (UCX forbids operations on an endpoint being closed). Every true is followed by {@link #exit()}.
+     */
+    boolean enter() {
+        inEndpoint.incrementAndGet();
+        if (closed.get()) {
+            exit();
+            return false;
+        }
+        return true;
+    }
+
+    void exit() {
+        if (inEndpoint.decrementAndGet() == 0 && closed.get()) {
+            waiter.wake();
+        }
+    }
+
     /** The reason operations are refused now (closed, failed), or null if they may be issued. */
     IOException refusal() {
         if (closed.get()) {
@@ -124,10 +146,14 @@ final class UcxChannel implements RdmaChannel {
 
     @Override
     public RemoteRegion unpack(RegionDescriptor descriptor) throws IOException {
-        if (closed.get()) {
+        if (!enter()) {
             throw new CommunicatorException("the connection to " + peerName + " is closed");
         }
-        return memory.unpack(ep, descriptor);
+        try {
+            return memory.unpack(ep, descriptor);
+        } finally {
+            exit();
+        }
     }
 
     // ---- operations ------------------------------------------------------------------------------------------
@@ -218,6 +244,13 @@ final class UcxChannel implements RdmaChannel {
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
+        }
+        try {
+            waiter.awaitUninterruptibly(() -> inEndpoint.get() == 0, Waiter.deadlineAfter(CLOSE_WAIT_NANOS),
+                    "closing (waiting for calls on the endpoint)");
+        } catch (IOException e) {
+            LOG.warn("closing the endpoint to {} while a call on it did not return within {} ms", peerName,
+                    TimeUnit.NANOSECONDS.toMillis(CLOSE_WAIT_NANOS));
         }
         memory.releaseRemotes();
         UcpEndpoint e = ep;

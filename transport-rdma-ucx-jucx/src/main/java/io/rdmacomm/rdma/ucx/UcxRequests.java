@@ -71,13 +71,23 @@ final class UcxRequests {
         if (!usable(s)) {
             return;
         }
-        try {
-            // JUCX allocates a request per put; a put carries no callback: the flush reports it
-            channel.ep.putNonBlocking(srcAddress, length, dstAddress, dst, null, UcxRuntime.HOST_MEMORY);
-        } catch (RuntimeException e) {
+        IOException failed = null;
+        if (!channel.enter()) {
+            failed = channel.refusal();
+        } else {
+            try {
+                // JUCX allocates a request per put; a put carries no callback: the flush reports it
+                channel.ep.putNonBlocking(srcAddress, length, dstAddress, dst, null, UcxRuntime.HOST_MEMORY);
+            } catch (RuntimeException e) {
+                failed = new CommunicatorException("put to " + channel.peerName() + " failed: " + e.getMessage(), e);
+            } finally {
+                channel.exit();
+            }
+        }
+        if (failed != null) {
             int gen = s.issue();
             loop.track();
-            s.fail(gen, new CommunicatorException("put to " + channel.peerName() + " failed: " + e.getMessage(), e));
+            s.fail(gen, failed);
             return;
         }
         flush(s);
@@ -91,6 +101,10 @@ final class UcxRequests {
         }
         int gen = s.issue();
         loop.track();
+        if (!channel.enter()) {
+            s.fail(gen, channel.refusal());
+            return;
+        }
         UcpRequest r;
         try {
             r = channel.ep.getNonBlocking(srcAddress, src, dstAddress, length, s, UcxRuntime.HOST_MEMORY);
@@ -98,6 +112,8 @@ final class UcxRequests {
             s.fail(gen, new CommunicatorException("get from " + channel.peerName() + " failed: " + e.getMessage(),
                     e));
             return;
+        } finally {
+            channel.exit();
         }
         loop.issued(r);
     }
@@ -135,10 +151,17 @@ final class UcxRequests {
         }
     }
 
-    /** Issues an active message whose header (receiver id first) and data lie at the given addresses. */
+    /**
+     * Issues an active message whose header (receiver id first) and data lie at the given addresses. Like every
+     * request, only between {@link UcxChannel#enter()} and {@link UcxChannel#exit()}: never on a closing endpoint.
+     */
     private void am(Slot s, int amId, long headerAddress, int headerLength, long dataAddress, long dataLength) {
         int gen = s.issue();
         loop.track();
+        if (!channel.enter()) {
+            s.fail(gen, channel.refusal());
+            return;
+        }
         UcpRequest r;
         try {
             r = channel.ep.sendAmNonBlocking(amId, headerAddress, headerLength, dataAddress, dataLength, 0, s,
@@ -147,6 +170,8 @@ final class UcxRequests {
             s.fail(gen, new CommunicatorException("active message to " + channel.peerName() + " failed: "
                     + e.getMessage(), e));
             return;
+        } finally {
+            channel.exit();
         }
         loop.issued(r);
     }
@@ -154,12 +179,18 @@ final class UcxRequests {
     private void flush(Slot s) {
         int gen = s.issue();
         loop.track();
+        if (!channel.enter()) {
+            s.fail(gen, channel.refusal());
+            return;
+        }
         UcpRequest r;
         try {
             r = channel.ep.flushNonBlocking(s);
         } catch (RuntimeException e) {
             s.fail(gen, new CommunicatorException("flush to " + channel.peerName() + " failed: " + e.getMessage(), e));
             return;
+        } finally {
+            channel.exit();
         }
         loop.issued(r);
     }
