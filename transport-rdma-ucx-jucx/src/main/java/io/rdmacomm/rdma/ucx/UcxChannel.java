@@ -31,8 +31,6 @@ import org.slf4j.LoggerFactory;
 final class UcxChannel implements RdmaChannel {
     private static final Logger LOG = LoggerFactory.getLogger(UcxChannel.class);
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
-    /** How long connect and close progress the worker themselves before they park (close requests wake no one). */
-    private static final long SPIN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     private final WorkerLoop loop;
     private final int id;
@@ -41,7 +39,7 @@ final class UcxChannel implements RdmaChannel {
     private final UcxMemory memory;
     private final UcxRequests requests;
     private final UcxInbox inbox;
-    /** Connect and close wait with it; the channel's operations themselves never wait. */
+    /** Connect and close wait with it (woken by the server's id, a failure, completions, progress). */
     private final Waiter waiter;
     volatile UcpEndpoint ep;
     volatile ChannelHandler handler;
@@ -70,7 +68,7 @@ final class UcxChannel implements RdmaChannel {
         this.memory = new UcxMemory(loop.context);
         this.requests = new UcxRequests(this, loop);
         this.inbox = new UcxInbox(this, memory);
-        this.waiter = new Waiter(SPIN_NANOS, loop.waitPoller(), () -> false, () -> "to " + peerName);
+        this.waiter = new Waiter(0, null, () -> false, () -> "to " + peerName);
     }
 
     @Override
@@ -287,12 +285,16 @@ final class UcxChannel implements RdmaChannel {
      * for a request of close; false if it did not complete.
      */
     private boolean waitFor(UcpRequest request) {
+        // a close request takes no callback: the worker's progress wakes the wait
+        loop.watchProgress(waiter);
         try {
             waiter.awaitUninterruptibly(request::isCompleted, Waiter.deadlineAfter(CLOSE_WAIT_NANOS),
                     "closing the endpoint");
             return true;
         } catch (IOException e) {
             return false;
+        } finally {
+            loop.unwatchProgress(waiter);
         }
     }
 }

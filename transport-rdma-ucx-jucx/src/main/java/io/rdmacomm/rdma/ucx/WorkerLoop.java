@@ -3,8 +3,10 @@ package io.rdmacomm.rdma.ucx;
 import io.rdmacomm.api.support.Waiter;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -47,6 +49,7 @@ final class WorkerLoop {
     /** UCX requests not completed yet: while any exists the thread polls, since pending sends get no wakeup. */
     private final AtomicInteger inflight = new AtomicInteger();
     private int users = 1;
+    private final List<Waiter> progressWatchers = new CopyOnWriteArrayList<>();
 
     WorkerLoop(String what) {
         context = UcxRuntime.acquire();
@@ -94,7 +97,7 @@ final class WorkerLoop {
                     asideForApp = false;
                     continue;
                 }
-                if (worker.progress() == 0) {
+                if (progress() == 0) {
                     if (inflight.get() > 0) {
                         LockSupport.parkNanos(POLL_PAUSE_NANOS);
                         continue;
@@ -140,29 +143,32 @@ final class WorkerLoop {
     boolean pollFromApplication() {
         lastAppPoll = System.nanoTime();
         try {
-            return worker.progress() > 0;
+            return progress() > 0;
         } catch (Exception e) {
             return false;
         }
     }
 
-    /**
-     * Progress for the provider's own waits (connect, close), which nothing wakes but the requests' completion:
-     * polls on the waiting thread, except on the progress thread itself (inside a callback), where a nested
-     * progress is not allowed.
-     */
-    Waiter.Poller waitPoller() {
-        return new Waiter.Poller() {
-            @Override
-            public boolean poll() {
-                return Thread.currentThread() != thread && pollFromApplication();
+    private int progress() throws Exception {
+        int n = worker.progress();
+        if (n > 0 && !progressWatchers.isEmpty()) {
+            for (Waiter w : progressWatchers) {
+                w.wake();
             }
+        }
+        return n;
+    }
 
-            @Override
-            public void pollingEnded() {
-                WorkerLoop.this.pollingEnded();
-            }
-        };
+    /**
+     * Makes {@code w} woken whenever the worker made progress, until {@link #unwatchProgress}: for waits on
+     * requests that take no callback (closing an endpoint).
+     */
+    void watchProgress(Waiter w) {
+        progressWatchers.add(w);
+    }
+
+    void unwatchProgress(Waiter w) {
+        progressWatchers.remove(w);
     }
 
     /** An application thread stopped polling: take over progress now rather than after the grace period. */
