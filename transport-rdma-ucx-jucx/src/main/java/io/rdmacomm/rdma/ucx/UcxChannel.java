@@ -148,6 +148,11 @@ final class UcxChannel implements RdmaChannel {
             throw new CommunicatorException("the connection to " + peerName + " is closed");
         }
         try {
+            // libucp 1.13 crashed unpacking a key on an endpoint that had failed (endpoint timeout under load)
+            IOException refused = refusal();
+            if (refused != null) {
+                throw refused;
+            }
             return memory.unpack(ep, descriptor);
         } finally {
             exit();
