@@ -242,16 +242,10 @@ public final class RdmaCommunicator implements Communicator {
         connected().get(remote, offset, dst);
     }
 
-    /** Registered bytes of this connection (ring, staging, cache, regions), for tests of the budget. */
-    long registeredBytes() {
+    /** This connection's counters; zero for a communicator that is not connected. */
+    public RdmaStatistics statistics() {
         Connection c = connection;
-        return c == null ? 0 : c.registeredBytes();
-    }
-
-    /** Bytes this side wrote zero-copy into the peer's advertised buffers, for tests of the protocol path. */
-    long zeroCopyBytes() {
-        Connection c = connection;
-        return c == null ? 0 : c.zeroCopyBytes();
+        return c == null ? new RdmaStatistics(0, 0) : new RdmaStatistics(c.registeredBytes(), c.zeroCopyBytes());
     }
 
     private Connection connected() throws ClosedChannelException {

@@ -1,4 +1,4 @@
-package io.rdmacomm.rdma;
+package io.rdmacomm.rdma.ucx;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.rdmacomm.api.Access;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.MemoryRegion;
+import io.rdmacomm.rdma.RdmaCommunicator;
 import java.nio.ByteBuffer;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Direct buffers whose position is not 0 when UCX first registers them (zero-copy sources and targets, put and
  * get buffers) over the real UCX provider: the region must start at index 0, not at the position, or the bytes
- * come from (or land at) the wrong place. In this package for the writer's zero-copy byte count.
+ * come from (or land at) the wrong place.
  */
 @Timeout(60)
 class UcxBufferPositionTest {
@@ -89,7 +90,7 @@ class UcxBufferPositionTest {
         open();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         // the writer takes the zero-copy path only if the reader's advert arrived first: rounds until one did
-        for (int round = 0; client.zeroCopyBytes() == 0; round++) {
+        for (int round = 0; client.statistics().zeroCopyBytesWritten() == 0; round++) {
             if (System.nanoTime() - deadline > 0) {
                 fail("no write took the zero-copy path in " + round + " rounds");
             }
@@ -119,7 +120,7 @@ class UcxBufferPositionTest {
             assertTrue(got > 0 && got <= n, "read returned " + got);
             assertArrayEquals(bytes(ByteBuffer.wrap(data), MARGIN, got), bytes(dst, MARGIN, got),
                     "bytes read in round " + round + " into a buffer at position " + MARGIN
-                            + " (zero-copy bytes so far: " + client.zeroCopyBytes() + ")");
+                            + " (zero-copy bytes so far: " + client.statistics().zeroCopyBytesWritten() + ")");
             if (got < n) {
                 ByteBuffer rest = ByteBuffer.allocate(n - got);
                 accepted.readFully(rest);

@@ -1,4 +1,4 @@
-package io.rdmacomm.rdma;
+package io.rdmacomm.rdma.ucx;
 
 /**
  * {@link UcxBufferPositionTest} with {@code UCX_TLS=tcp} (surefire execution ucx-tcp), where writes are active
