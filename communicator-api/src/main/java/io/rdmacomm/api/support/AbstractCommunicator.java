@@ -282,7 +282,7 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
 
     private void checkUnused(String call) {
         if (role != Role.NEW) {
-            throw new IllegalStateException(call + "() on " + endpoint + ", which already " + describe(role));
+            throw new IllegalStateException(call + "() on " + endpoint + ", which " + describe(role) + " already");
         }
     }
 
