@@ -100,13 +100,7 @@ final class FrameWriter {
         lock.lock();
         try {
             checkOutput();
-            closeFrame();
-            if (send.remaining() < Wire.GET_LENGTH) {
-                flush(0);
-            }
-            int at = send.position();
-            send.position(at + frame.wrap(send, at).get(op, key, offset, count));
-            flush(0);
+            sendFrame(room(Wire.GET_LENGTH).get(op, key, offset, count));
         } finally {
             lock.unlock();
         }
@@ -122,14 +116,8 @@ final class FrameWriter {
             byte[] text = refused == null ? null : refused.getBytes(StandardCharsets.UTF_8);
             int textBytes = text == null ? 0
                     : Math.min(text.length, Math.min(Wire.MAX_REASON_BYTES, send.capacity() - Wire.OP_LENGTH));
-            closeFrame();
-            if (send.remaining() < Wire.OP_LENGTH + textBytes) {
-                flush(0);
-            }
-            int at = send.position();
-            Wire.Frame f = frame.wrap(send, at);
-            send.position(at + (text == null ? f.ack(op) : f.error(op, text, textBytes)));
-            flush(0);
+            Wire.Frame f = room(Wire.OP_LENGTH + textBytes);
+            sendFrame(text == null ? f.ack(op) : f.error(op, text, textBytes));
         } finally {
             lock.unlock();
         }
@@ -219,6 +207,21 @@ final class FrameWriter {
             frame.wrap(send, openFrame).payloadLength(send.position() - openFrame - Wire.HEADER_LENGTH);
             openFrame = -1;
         }
+    }
+
+    /** Ends the open DATA frame and makes room for a frame of {@code length} bytes; returns the flyweight on it. */
+    private Wire.Frame room(int length) throws IOException {
+        closeFrame();
+        if (send.remaining() < length) {
+            flush(0);
+        }
+        return frame.wrap(send, send.position());
+    }
+
+    /** Sends what is buffered and the frame of {@code length} bytes just encoded after it. */
+    private void sendFrame(int length) throws IOException {
+        send.position(send.position() + length);
+        flush(0);
     }
 
     /** Sends everything buffered; {@code deadline} (nanoTime) bounds the wait when non-zero. */

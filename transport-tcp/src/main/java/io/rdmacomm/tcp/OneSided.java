@@ -38,30 +38,35 @@ final class OneSided implements FrameReader.RemoteFrames {
         if (count > Wire.MAX_PUT_BYTES) {
             throw new IllegalArgumentException("a put carries at most " + Wire.MAX_PUT_BYTES + " bytes, got " + count);
         }
-        progress.ensureStarted();
-        RemoteMemory.Op op = memory.begin(null);
-        try {
-            out.put(op.id, key, offset, src);
-        } catch (IOException e) {
-            memory.claim(op.id);
-            throw e;
-        }
-        op.await(timeout, "put of " + count + " bytes at offset " + offset + " of region " + remote);
+        perform(null, id -> out.put(id, key, offset, src),
+                "put of " + count + " bytes at offset " + offset + " of region " + remote);
     }
 
     void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
         int count = dst.remaining();
         remote.checkAccess(offset, count, Access.REMOTE_READ);
         long key = RemoteMemory.keyOf(remote);
+        perform(dst, id -> out.get(id, key, offset, count),
+                "get of " + count + " bytes at offset " + offset + " of region " + remote);
+    }
+
+    /** Sends an operation's request frame. */
+    @FunctionalInterface
+    private interface Request {
+        void send(long op) throws IOException;
+    }
+
+    /** Sends a request and waits for its answer; a GET's bytes go to {@code dst}. */
+    private void perform(ByteBuffer dst, Request request, String what) throws IOException {
         progress.ensureStarted();
         RemoteMemory.Op op = memory.begin(dst);
         try {
-            out.get(op.id, key, offset, count);
+            request.send(op.id);
         } catch (IOException e) {
             memory.claim(op.id);
             throw e;
         }
-        op.await(timeout, "get of " + count + " bytes at offset " + offset + " of region " + remote);
+        op.await(timeout, what);
     }
 
     // ---- target, and the answers that complete the initiator's operations ----------------------------------------

@@ -114,6 +114,21 @@ class AbstractCommunicatorTest {
         }
     }
 
+    /**
+     * Connects {@code c} in another thread; once its dial counted {@code dialing} down, closes {@code c} and counts
+     * {@code closed} down. Returns why the connect failed.
+     */
+    private Throwable connectClosedMidDial(Fake c, CountDownLatch dialing, CountDownLatch closed) throws Exception {
+        Future<?> connect = pool.submit(() -> {
+            c.connect();
+            return null;
+        });
+        assertTrue(dialing.await(10, TimeUnit.SECONDS));
+        c.close();
+        closed.countDown();
+        return assertThrows(ExecutionException.class, () -> connect.get(10, TimeUnit.SECONDS)).getCause();
+    }
+
     private Fake connected() throws IOException {
         Fake c = new Fake(self -> link);
         c.connect();
@@ -280,15 +295,7 @@ class AbstractCommunicatorTest {
             awaitInDial(closed, "the test never closed");
             return link;
         });
-        Future<?> connect = pool.submit(() -> {
-            c.connect();
-            return null;
-        });
-        assertTrue(dialing.await(10, TimeUnit.SECONDS));
-        c.close();
-        closed.countDown();
-        ExecutionException e = assertThrows(ExecutionException.class, () -> connect.get(10, TimeUnit.SECONDS));
-        assertInstanceOf(AsynchronousCloseException.class, e.getCause());
+        assertInstanceOf(AsynchronousCloseException.class, connectClosedMidDial(c, dialing, closed));
         verify(link).close();
         assertEquals("unconnected", c.peerName());
     }
@@ -304,15 +311,7 @@ class AbstractCommunicatorTest {
             self.abortDialWith(aborts::incrementAndGet);
             throw new AssertionError("abortDialWith must throw once the communicator is closed");
         });
-        Future<?> connect = pool.submit(() -> {
-            c.connect();
-            return null;
-        });
-        assertTrue(dialing.await(10, TimeUnit.SECONDS));
-        c.close();
-        closed.countDown();
-        ExecutionException e = assertThrows(ExecutionException.class, () -> connect.get(10, TimeUnit.SECONDS));
-        assertInstanceOf(AsynchronousCloseException.class, e.getCause());
+        assertInstanceOf(AsynchronousCloseException.class, connectClosedMidDial(c, dialing, closed));
         assertEquals(1, aborts.get());
     }
 
