@@ -32,6 +32,17 @@ class RawUcxProtocolTest {
     }
 
     @Test
+    void putRunsAreCheckedBeforeTheyAreAccepted() {
+        assertNull(RawUcxServer.refusal(RawUcx.KIND_PUT, 1 << 20, 1));
+        assertNull(RawUcxServer.refusal(RawUcx.KIND_IDLE_PUT, 8, RawUcxServer.MAX_IDLE_MILLIS));
+        assertEquals("bad put total 0", RawUcxServer.refusal(RawUcx.KIND_PUT, 8, 0));
+        assertEquals("idle time 0 ms outside 1..60000", RawUcxServer.refusal(RawUcx.KIND_IDLE_PUT, 8, 0));
+        assertEquals("unknown kind 5", RawUcxServer.refusal(5, 8, 1));
+        assertEquals(RawUcx.TargetMemory.MAPPED, RawUcx.TargetMemory.byId(1).orElseThrow());
+        assertTrue(RawUcx.TargetMemory.byId(2).isEmpty());
+    }
+
+    @Test
     void aMissingLibucxNamesThePackage() {
         String m = RawUcx.unavailable(new UnsatisfiedLinkError(
                 "Native code library failed to load: libjucx.so. libucp.so.0: cannot open shared object file"));
