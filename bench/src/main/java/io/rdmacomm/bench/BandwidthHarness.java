@@ -23,7 +23,7 @@ abstract class BandwidthHarness implements Callable<Integer> {
     Options.Output output;
 
     /**
-     * Connects to {@code endpoint} for a run of {@code total} bytes in writes of {@code size}; on failure nothing
+     * Connects to {@code endpoint} for a run of {@code total} bytes in writes of {@code size}; if it fails, nothing
      * stays open.
      *
      * @throws picocli.CommandLine.ParameterException if the endpoint does not suit the command
@@ -35,6 +35,7 @@ abstract class BandwidthHarness implements Callable<Integer> {
         bandwidth.validate(spec);
         Endpoint endpoint = Options.endpoint(spec);
         try (Measured<? extends BulkSender> measured = connect(endpoint, (int) bandwidth.size, bandwidth.total)) {
+            measured.start().run();
             long nanos;
             try (Progress progress = output.progress(spec.name(), bandwidth.total, "bytes")) {
                 nanos = Runs.bandwidth(measured.subject(), Messages.pattern((int) bandwidth.size), bandwidth.total,

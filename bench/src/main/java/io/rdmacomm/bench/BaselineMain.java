@@ -18,10 +18,11 @@ import picocli.CommandLine.Option;
             "The raw baselines bench/compare measures our communicators against.",
             "raw-serve, raw-latency and raw-bandwidth are the tests of 'clientcomm bench' over bare Java NIO "
                 + "SocketChannels (tcp://); raw-ucx-serve, raw-ucx-latency and raw-ucx-bandwidth the same over JUCX "
-                + "alone (rdma://), raw-ucx-put-bandwidth and raw-ucx-idle-put JUCX's put + flush."},
+                + "alone (rdma://); raw-ucx-put-bandwidth, raw-ucx-put-latency and raw-ucx-idle-put time JUCX's "
+                + "put + flush."},
         subcommands = {NioBaseline.Serve.class, NioBaseline.Latency.class, NioBaseline.Bandwidth.class,
             JucxBaseline.Serve.class, JucxBaseline.Latency.class, JucxBaseline.Bandwidth.class,
-            JucxBaseline.PutBandwidth.class, JucxBaseline.IdlePut.class})
+            JucxBaseline.PutBandwidth.class, JucxBaseline.PutLatency.class, JucxBaseline.IdlePut.class})
 public final class BaselineMain {
     @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", converter = Cli.EndpointConverter.class,
             description = "endpoint to serve or measure: tcp://host:port for raw-*, rdma://host:port for raw-ucx-*")

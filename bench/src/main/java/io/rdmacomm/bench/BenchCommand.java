@@ -36,8 +36,8 @@ public final class BenchCommand {
     static final class Latency extends LatencyHarness {
         @Override
         Measured<CommunicatorRoundTrip> connect(Endpoint endpoint, int size) throws IOException {
-            Communicator peer = session(endpoint, SessionRequest.echo());
-            return ours(endpoint, new CommunicatorRoundTrip(peer, size), peer);
+            Communicator peer = Communicators.connect(endpoint.toString());
+            return ours(endpoint, peer, SessionRequest.echo(), new CommunicatorRoundTrip(peer, size));
         }
     }
 
@@ -49,30 +49,17 @@ public final class BenchCommand {
     static final class Bandwidth extends BandwidthHarness {
         @Override
         Measured<CommunicatorSender> connect(Endpoint endpoint, int size, long total) throws IOException {
-            Communicator peer = session(endpoint, SessionRequest.sink(total));
-            return ours(endpoint, new CommunicatorSender(peer), peer);
+            Communicator peer = Communicators.connect(endpoint.toString());
+            return ours(endpoint, peer, SessionRequest.sink(total), new CommunicatorSender(peer));
         }
     }
 
-    /** A run of ours, named by the endpoint as given: its scheme, busy-polling or not, and every option set. */
-    private static <T> Measured<T> ours(Endpoint endpoint, T subject, Communicator peer) {
-        return new Measured<>(subject, endpoint.scheme(), Options.mode(endpoint), endpoint.toString(), peer);
-    }
-
-    /** A communicator connected to {@code endpoint} in a session of {@code request}; closed again if that fails. */
-    private static Communicator session(Endpoint endpoint, SessionRequest request) throws IOException {
-        Communicator peer = Communicators.open(endpoint);
-        try {
-            peer.connect();
-            SessionClient.open(peer, request);
-            return peer;
-        } catch (IOException | RuntimeException e) {
-            try {
-                peer.close();
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
+    /**
+     * A run of ours on a connected communicator: the harness opens the servercomm session of {@code request}; the
+     * result names the endpoint as given: its scheme, busy-polling or not, and every option set.
+     */
+    private static <T> Measured<T> ours(Endpoint endpoint, Communicator peer, SessionRequest request, T subject) {
+        return new Measured<>(subject, endpoint.scheme(), Options.mode(endpoint), endpoint.toString(), peer,
+                () -> SessionClient.open(peer, request));
     }
 }

@@ -105,6 +105,26 @@ final class JucxBaseline {
         }
     }
 
+    @Command(name = "raw-ucx-put-latency", mixinStandardHelpOptions = true, sortOptions = false,
+            usageHelpAutoWidth = true,
+            description = {
+                "Raw JUCX put latency on rdma://: put + flush of SIZE bytes into a region of the server.",
+                "Each round trip puts SIZE bytes into a SIZE-byte region 'raw-ucx-serve' maps for the run and waits "
+                    + "for the flush, which completes once they are placed there. The server progresses its worker "
+                    + "throughout."})
+    static final class PutLatency extends LatencyHarness {
+        @CommandLine.Mixin
+        Target target;
+
+        @Override
+        Measured<RoundTrip> connect(Endpoint endpoint, int size) throws IOException {
+            RawUcxClient client = RawUcxClient.connect(Options.rawUcxAddress(spec, endpoint), RawUcx.KIND_PUT,
+                    size, size, target.memory, timeout(endpoint));
+            return new Measured<>(client.putRoundTrip(size), TRANSPORT, "put-flush/" + target.memory.label()
+                    + "-memory", endpoint.toString(), client);
+        }
+    }
+
     @Command(name = "raw-ucx-idle-put", mixinStandardHelpOptions = true, sortOptions = false,
             usageHelpAutoWidth = true, defaultValueProvider = IdlePut.FewRoundTrips.class,
             description = {
@@ -142,10 +162,11 @@ final class JucxBaseline {
         Measured<RoundTrip> connect(Endpoint endpoint, int size) throws IOException {
             long idleMillis = idleFor.toMillis();
             Options.check(spec, idleMillis >= 1 && idleMillis <= RawUcxServer.MAX_IDLE_MILLIS, "--idle-for must be"
-                    + " between 1ms and " + RawUcxServer.MAX_IDLE_MILLIS / 1000 + "s, got " + Units.formatDuration(idleFor));
+                    + " between 1ms and " + RawUcxServer.MAX_IDLE_MILLIS / 1000 + "s, got "
+                    + Units.formatDuration(idleFor));
             RawUcxClient client = RawUcxClient.connect(Options.rawUcxAddress(spec, endpoint),
                     RawUcx.KIND_IDLE_PUT, size, idleMillis, target.memory, timeout(endpoint));
-            return new Measured<>(client.idlePut(size), TRANSPORT, "idle-put/" + target.memory.label() + "-memory",
+            return new Measured<>(client.putRoundTrip(size), TRANSPORT, "idle-put/" + target.memory.label() + "-memory",
                     endpoint.toString(), client);
         }
     }

@@ -24,7 +24,7 @@ abstract class LatencyHarness implements Callable<Integer> {
     Options.Output output;
 
     /**
-     * Connects to {@code endpoint} for round trips of {@code size} bytes; on failure nothing stays open.
+     * Connects to {@code endpoint} for round trips of {@code size} bytes; if it fails, nothing stays open.
      *
      * @throws picocli.CommandLine.ParameterException if the endpoint does not suit the command
      */
@@ -36,6 +36,7 @@ abstract class LatencyHarness implements Callable<Integer> {
         Endpoint endpoint = Options.endpoint(spec);
         AllocationMeter meter = AllocationMeter.create();
         try (Measured<? extends RoundTrip> measured = connect(endpoint, (int) latency.size)) {
+            measured.start().run();
             RoundTrip rt = measured.subject();
             rt.roundTrip();
             rt.checkLast();

@@ -85,18 +85,16 @@ final class RawUcx {
     private RawUcx() {
     }
 
-    /** Where a put run's target region lives. */
+    /** Where a put run's target region lives; HELLO carries the ordinal (new values go at the end). */
     enum TargetMemory implements Options.Labelled {
         /** Allocated by UCX, which the shared-memory transports can map into the initiator. */
-        UCX(0, "ucx"),
+        UCX("ucx"),
         /** A direct buffer of the application, registered with {@code ucp_mem_map}. */
-        MAPPED(1, "mapped");
+        MAPPED("mapped");
 
-        final int id;
         private final String label;
 
-        TargetMemory(int id, String label) {
-            this.id = id;
+        TargetMemory(String label) {
             this.label = label;
         }
 
@@ -106,12 +104,8 @@ final class RawUcx {
         }
 
         static Optional<TargetMemory> byId(int id) {
-            for (TargetMemory m : values()) {
-                if (m.id == id) {
-                    return Optional.of(m);
-                }
-            }
-            return Optional.empty();
+            TargetMemory[] all = values();
+            return id >= 0 && id < all.length ? Optional.of(all[id]) : Optional.empty();
         }
     }
 

@@ -82,7 +82,7 @@ final class RawUcxClient implements AutoCloseable {
                         magic, version));
             }
             peer.session = small.getLong(8);
-            small.putInt(0, kind).putInt(4, size).putLong(8, total).putInt(16, memory.id).putInt(20, 0);
+            small.putInt(0, kind).putInt(4, size).putLong(8, total).putInt(16, memory.ordinal()).putInt(20, 0);
             peer.await(peer.send(smallAddress, RawUcx.HELLO_LENGTH, RawUcx.HELLO), "hello");
             peer.await(peer.receive(smallAddress, Long.BYTES, RawUcx.ANSWER), "answer", timeout.toNanos());
             long status = small.getLong(0);
@@ -108,9 +108,10 @@ final class RawUcxClient implements AutoCloseable {
         peer.await(r, "region", timeout.toNanos());
         int port = region.getInt(8);
         int keyLength = region.getInt(12);
-        if (keyLength < 1 || 16 + keyLength > r.getRecvSize()) {
-            throw new HandshakeException(peer.name + " sent a region message of " + r.getRecvSize()
-                    + " bytes announcing a remote key of " + keyLength);
+        // not checked against the request's receive size: JUCX 1.12 leaves it 0 for a message that had arrived
+        if (keyLength < 1 || keyLength > region.capacity() - 16) {
+            throw new HandshakeException(peer.name + " sent a region message announcing a remote key of "
+                    + keyLength + " bytes");
         }
         UcpRemoteKey key = peer.ep.unpackRemoteKey(region.slice(16, keyLength));
         SocketChannel control = null;
@@ -220,22 +221,21 @@ final class RawUcxClient implements AutoCloseable {
     }
 
     /**
-     * An idle put run's round trip: a put of {@code size} bytes and its flush, while the server does not progress,
-     * then one byte on the control connection that lets the server go back to sleep.
+     * A put run's round trip: a put of {@code size} bytes and its flush; in an idle put run, while the server does
+     * not progress, followed by one byte on the control connection that lets the server go back to sleep.
      */
-    RoundTrip idlePut(int size) {
+    RoundTrip putRoundTrip(int size) {
         Target t = putTarget();
-        if (t.control() == null) {
-            throw new IllegalStateException("not an idle put run");
-        }
         ByteBuffer out = Messages.pattern(size);
         long outAddress = RawUcx.address(out);
         ByteBuffer done = ByteBuffer.allocateDirect(1);
         return () -> {
             putAndFlush(outAddress, size, t);
-            done.clear();
-            while (done.hasRemaining()) {
-                t.control().write(done);
+            if (t.control() != null) {
+                done.clear();
+                while (done.hasRemaining()) {
+                    t.control().write(done);
+                }
             }
         };
     }

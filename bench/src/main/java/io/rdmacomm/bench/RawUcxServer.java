@@ -24,10 +24,11 @@ import org.openucx.jucx.ucp.UcpRequest;
 
 /**
  * The server side of the raw JUCX baseline: echo and sink over tagged messages, and the target region of put runs
- * (see {@link RawUcx} for the messages). Everything runs on the thread that calls {@link #run()}: it owns the worker, spins on
- * {@code progress()} while it serves a client, and serves clients one at a time, in the order they connect
- * (a later client waits for its welcome). While no client is connected it progresses the worker every
- * {@link #IDLE_PARK_NANOS} so that it does not burn a core between runs; nothing measured waits on that.
+ * (see {@link RawUcx} for the messages). Everything runs on the thread that calls {@link #run()}: it owns the
+ * worker, spins on {@code progress()} while it serves a client (but for an idle put run), and serves clients one at
+ * a time, in the order they connect (a later client waits for its welcome). While no client is connected it
+ * progresses the worker every {@link #IDLE_PARK_NANOS} so that it does not burn a core between runs; nothing
+ * measured waits on that.
  */
 final class RawUcxServer implements ServeHarness.Server {
     static final long IDLE_PARK_NANOS = 1_000_000L;

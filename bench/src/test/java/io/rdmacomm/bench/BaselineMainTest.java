@@ -108,7 +108,8 @@ class BaselineMainTest extends CommandLineTest {
     void theRawCommandsAreListedInBaselineHelp() {
         assertEquals(0, run("--help"));
         for (String name : new String[] {"raw-serve", "raw-latency", "raw-bandwidth", "raw-ucx-serve",
-            "raw-ucx-latency", "raw-ucx-bandwidth", "raw-ucx-put-bandwidth", "raw-ucx-idle-put"}) {
+            "raw-ucx-latency", "raw-ucx-bandwidth", "raw-ucx-put-bandwidth", "raw-ucx-put-latency",
+            "raw-ucx-idle-put"}) {
             assertTrue(out.toString().contains("  " + name + " "), () -> name + " missing in:\n" + out);
         }
     }

@@ -169,11 +169,22 @@ class RawUcxBaselineTest {
     }
 
     @Test
+    void putRoundTripsIntoAProgressingTargetAreRecorded() throws Exception {
+        try (RawUcxClient client = RawUcxClient.connect(address, RawUcx.KIND_PUT, 64, 64, RawUcx.TargetMemory.MAPPED,
+                TIMEOUT)) {
+            Histogram h = Runs.newHistogram();
+            Runs.latency(client.putRoundTrip(64), 10, 100, h, Progress.silent(), AllocationMeter.create());
+            assertEquals(100, h.getTotalCount());
+        }
+        assertEquals("", log.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
     void idlePutsCompleteWhetherOrNotTheTargetMustProgressAndTheServerGoesOn() throws Exception {
         for (RawUcx.TargetMemory memory : RawUcx.TargetMemory.values()) {
             try (RawUcxClient client = RawUcxClient.connect(address, RawUcx.KIND_IDLE_PUT, 8, 5, memory, TIMEOUT)) {
                 Histogram h = Runs.newHistogram();
-                Runs.latency(client.idlePut(8), 2, 5, h, Progress.silent(), AllocationMeter.create());
+                Runs.latency(client.putRoundTrip(8), 2, 5, h, Progress.silent(), AllocationMeter.create());
                 assertEquals(5, h.getTotalCount(), memory::toString);
             }
         }
