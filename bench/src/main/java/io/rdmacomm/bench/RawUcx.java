@@ -53,8 +53,6 @@ final class RawUcx {
     static final int MAGIC = 0x52554358;
     static final int VERSION = 2;
     static final long FULL_MASK = -1L;
-    /** Matches every type of one session. */
-    static final long SESSION_MASK = ~0xFFL;
     static final int MAX_SESSION = (1 << 24) - 1;
 
     static final int WELCOME = 1;
@@ -117,10 +115,6 @@ final class RawUcx {
 
     static long tag(long session, int type) {
         return ((long) MAGIC << 32) | (session << 8) | type;
-    }
-
-    static int type(long tag) {
-        return (int) (tag & 0xFF);
     }
 
     /** The address of {@code buffer}'s first byte, whatever its position (UcxUtils.getAddress adds the position). */
@@ -264,24 +258,26 @@ final class RawUcx {
             return ep.flushNonBlocking(null);
         }
 
-        /** A receive of any type of this session. */
-        UcpRequest receiveAny(long address, long length) {
-            return node.worker.recvTaggedNonBlocking(address, length, tag(session, 0), SESSION_MASK, null, HOST);
-        }
-
         /**
          * Busy-polls until {@code request} completes.
          *
          * @throws IOException if it completes with an error, or the endpoint fails first
          */
         void await(UcpRequest request, String what) throws IOException {
-            while (!request.isCompleted()) {
+            awaitEither(request, request, what);
+        }
+
+        /** As {@link #await}, until {@code a} or {@code b} completes; returns that one. */
+        UcpRequest awaitEither(UcpRequest a, UcpRequest b, String what) throws IOException {
+            while (!a.isCompleted() && !b.isCompleted()) {
                 if (errorMessage != null || abandoned.getAsBoolean()) {
                     throw failure(what);
                 }
                 node.progress();
             }
-            check(request, what);
+            UcpRequest done = a.isCompleted() ? a : b;
+            check(done, what);
+            return done;
         }
 
         /** As {@link #await}, for at most {@code timeoutNanos}; the request is cancelled when it times out. */

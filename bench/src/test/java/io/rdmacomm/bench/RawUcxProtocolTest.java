@@ -14,10 +14,10 @@ class RawUcxProtocolTest {
     @Test
     void tagsSeparateSessionsAndTypes() {
         long tag = RawUcx.tag(5, RawUcx.PING);
-        assertEquals(RawUcx.PING, RawUcx.type(tag));
-        assertEquals(RawUcx.tag(5, 0), tag & RawUcx.SESSION_MASK, "a session's receive-any matches its pings");
-        assertTrue((RawUcx.tag(6, RawUcx.PING) & RawUcx.SESSION_MASK) != RawUcx.tag(5, 0),
-                "and not another session's");
+        assertEquals(RawUcx.PING, tag & 0xFF, "the type is the low byte");
+        assertEquals(5, (tag >>> 8) & RawUcx.MAX_SESSION, "the session the three above it");
+        assertTrue(RawUcx.tag(6, RawUcx.PING) != tag, "another session's ping does not match");
+        assertTrue(RawUcx.tag(5, RawUcx.PONG) != tag, "nor another type");
         assertEquals(RawUcx.tag(RawUcx.MAX_SESSION, 0) >>> 32, RawUcx.MAGIC, "the largest session stays clear of"
                 + " the magic");
     }
