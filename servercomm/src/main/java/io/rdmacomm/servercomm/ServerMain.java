@@ -16,7 +16,7 @@ import picocli.CommandLine;
         sortOptions = false,
         description = {
             "Serves clientcomm sessions on one endpoint, many clients at once, until SIGINT or SIGTERM:"
-                + " ECHO, SINK, SEND, WRITE, READ, CALL, ALLTOALL and BROADCAST (see README.md).",
+                + " ECHO, SINK, SEND, WRITE, READ, CALL, ALLTOALL and BROADCAST (see docs/tools.md).",
             "Prints 'listening <endpoint>' on stdout once it accepts connections."})
 public final class ServerMain implements Callable<Integer> {
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);

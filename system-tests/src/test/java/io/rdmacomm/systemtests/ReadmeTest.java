@@ -9,22 +9,46 @@ import io.rdmacomm.servercomm.ServerMain;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import picocli.CommandLine;
 
-/** Keeps README.md in step with the code: the option table and the usage texts are checked, not trusted. */
+/**
+ * Keeps README.md and docs/ in step with the code: the option table, the usage texts, the links between the pages
+ * and the project's own commands they show are checked, not trusted.
+ */
 @Timeout(10)
 class ReadmeTest {
-    private static final Path README = Path.of(System.getProperty("user.dir")).resolveSibling("README.md");
+    private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
+    private static final Path README = ROOT.resolve("README.md");
+    private static final Path TOOLS = ROOT.resolve("docs/tools.md");
+    /** A markdown link's target: [text](target), without a scheme. */
+    private static final Pattern LINK = Pattern.compile("\\]\\(([^)\\s:]+)\\)");
+    /** A command of this project at the start of a shell line: bin/x, bench/x, .ci/x. */
+    private static final Pattern COMMAND = Pattern.compile("^(?:\\$ |[A-Z_]+=\\S+ )*((?:bin|bench|\\.ci)/[\\w-]+)");
 
     private static String readme() throws IOException {
         return Files.readString(README);
+    }
+
+    /** README.md, docs/*.md and every module's README.md. */
+    private static List<Path> pages() throws IOException {
+        List<Path> pages = new ArrayList<>();
+        pages.add(README);
+        try (Stream<Path> docs = Files.list(ROOT.resolve("docs")); Stream<Path> modules = Files.list(ROOT)) {
+            docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
+            modules.map(m -> m.resolve("README.md")).filter(Files::isRegularFile).sorted().forEach(pages::add);
+        }
+        return pages;
     }
 
     @Test
@@ -62,8 +86,69 @@ class ReadmeTest {
                 client.getSubcommands().get("bench").getUsageMessage(),
                 // the command list below grows with each subcommand; its owners keep their lines current
                 client.getUsageMessage().substring(0, client.getUsageMessage().indexOf("Commands:")));
+        String tools = Files.readString(TOOLS);
         for (String usage : usages) {
-            assertTrue(readme.contains(usage.stripTrailing()), "README.md lacks the current usage text:\n" + usage);
+            assertTrue(tools.contains(usage.stripTrailing()), "docs/tools.md lacks the current usage text:\n" + usage);
         }
+    }
+
+    @Test
+    void everyLinkBetweenThePagesLeadsToAFileAndEveryAnchorToAHeading() throws IOException {
+        List<String> broken = new ArrayList<>();
+        for (Path page : pages()) {
+            Matcher m = LINK.matcher(Files.readString(page));
+            while (m.find()) {
+                String target = m.group(1);
+                int hash = target.indexOf('#');
+                Path file = hash == 0 ? page : page.getParent().resolve(hash < 0 ? target : target.substring(0, hash))
+                        .normalize();
+                if (!Files.exists(file)) {
+                    broken.add(ROOT.relativize(page) + ": " + target + " (no such file)");
+                } else if (hash >= 0 && file.toString().endsWith(".md")
+                        && !anchors(Files.readString(file)).contains(target.substring(hash + 1))) {
+                    broken.add(ROOT.relativize(page) + ": " + target + " (no such heading)");
+                }
+            }
+        }
+        assertEquals(List.of(), broken);
+    }
+
+    @Test
+    void everyCommandOfTheProjectThatThePagesShowExistsAndRuns() throws IOException {
+        List<String> missing = new ArrayList<>();
+        for (Path page : pages()) {
+            boolean inFence = false;
+            boolean inShellBlock = false;
+            for (String line : Files.readAllLines(page)) {
+                if (line.startsWith("```")) {
+                    inFence = !inFence;
+                    inShellBlock = inFence && (line.equals("```") || line.equals("```sh") || line.equals("```text"));
+                    continue;
+                }
+                Matcher m = COMMAND.matcher(line);
+                if (inShellBlock && m.find()) {
+                    Path command = ROOT.resolve(m.group(1));
+                    if (!Files.isRegularFile(command) || !Files.isExecutable(command)) {
+                        missing.add(ROOT.relativize(page) + ": " + m.group(1));
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), missing);
+    }
+
+    /** GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces to hyphens. */
+    private static List<String> anchors(String page) {
+        List<String> anchors = new ArrayList<>();
+        boolean inFence = false;
+        for (String line : page.lines().toList()) {
+            if (line.startsWith("```")) {
+                inFence = !inFence;
+            } else if (!inFence && line.startsWith("#")) {
+                String title = line.replaceFirst("^#+\\s*", "").toLowerCase(Locale.ROOT);
+                anchors.add(title.replaceAll("[^\\p{L}\\p{N} _-]", "").replace(' ', '-'));
+            }
+        }
+        return anchors;
     }
 }
