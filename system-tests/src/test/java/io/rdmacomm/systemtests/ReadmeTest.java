@@ -114,7 +114,7 @@ class ReadmeTest {
     }
 
     @Test
-    void everyCommandOfTheProjectThatThePagesShowExistsAndRuns() throws IOException {
+    void everyCommandOfTheProjectThatThePagesShowIsAnExecutableFile() throws IOException {
         List<String> missing = new ArrayList<>();
         for (Path page : pages()) {
             boolean inFence = false;
