@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -160,7 +159,7 @@ final class FrameWriter {
             long budget = settings.readTimeout() > 0 ? settings.readTimeout() : CLOSE_DELIVERY_DEFAULT;
             if (send.position() > 0) {
                 if (io.blocking()) {
-                    flushGuarded(budget);
+                    io.guarded(budget, () -> flush(0));
                 } else {
                     flush(System.nanoTime() + budget);
                 }
@@ -172,28 +171,6 @@ final class FrameWriter {
             lock.unlock();
         }
         return true;
-    }
-
-    /** A blocking write cannot time out, so a watchdog closes the channel if the peer takes too long. */
-    private void flushGuarded(long budget) throws IOException {
-        CountDownLatch delivered = new CountDownLatch(1);
-        Thread watchdog = new Thread(() -> {
-            try {
-                if (!delivered.await(budget, TimeUnit.NANOSECONDS)) {
-                    io.abort();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "rdmacomm-tcp-close-watchdog");
-        watchdog.setDaemon(true);
-        watchdog.start();
-        try {
-            flush(0);
-        } finally {
-            delivered.countDown();
-            TcpConnection.join(watchdog);
-        }
     }
 
     private void checkOutput() throws ClosedChannelException {

@@ -1,15 +1,21 @@
 package io.rdmacomm.tcp;
 
+import io.rdmacomm.api.CommunicatorException;
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -203,9 +209,59 @@ final class SocketIo {
         }
     }
 
-    /** Closes the channel only, failing a blocking call in progress; for a watchdog. */
-    void abort() {
-        TcpServer.closeQuietly(channel);
+    /**
+     * Maps a failure of a channel call to what the contract promises; an interrupt closes the connection through
+     * {@code close}.
+     */
+    IOException failure(IOException e, String what, Runnable close) {
+        if (e instanceof ClosedByInterruptException) {
+            close.run();
+            return e;
+        }
+        if (closed || e instanceof ClosedChannelException) {
+            if (closed && !(e instanceof AsynchronousCloseException)) {
+                AsynchronousCloseException ace = new AsynchronousCloseException();
+                ace.initCause(e);
+                return ace;
+            }
+            return e;
+        }
+        if (e instanceof SocketTimeoutException || e instanceof CommunicatorException || e instanceof EOFException
+                || e instanceof InterruptedIOException) {
+            return e;
+        }
+        return new CommunicatorException(what + " " + peer + " failed: " + e.getMessage(), e);
+    }
+
+    /** A send that may block: {@link #guarded} runs it. */
+    @FunctionalInterface
+    interface Send {
+        void run() throws IOException;
+    }
+
+    /**
+     * Runs {@code send} with a watchdog that closes the channel if it takes longer than {@code budget}
+     * nanoseconds: a blocking write cannot time out, and close must not hang on a peer that takes nothing.
+     */
+    void guarded(long budget, Send send) throws IOException {
+        CountDownLatch done = new CountDownLatch(1);
+        Thread watchdog = new Thread(() -> {
+            try {
+                if (!done.await(budget, TimeUnit.NANOSECONDS)) {
+                    TcpServer.closeQuietly(channel);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "rdmacomm-tcp-close-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+        try {
+            send.run();
+        } finally {
+            done.countDown();
+            TcpConnection.join(watchdog);
+        }
     }
 
     void close() {

@@ -11,5 +11,9 @@
  * are the framed receive side and the coalescing send side; {@code RemoteMemory} and {@code OneSided} emulate
  * remote memory on those frames; {@code TcpConnection} ties one connection together (who reads the socket, close);
  * {@code TcpCommunicator} is the facade on {@link io.rdmacomm.api.support.AbstractCommunicator}.
+ *
+ * <p>{@code ?wire=raw} selects the other wire: {@code RawTcpCommunicator} over {@code RawServer} and
+ * {@code RawConnection}, a plain byte stream with no handshake and no frames (what a GVirtuS {@code TcpCommunicator}
+ * speaks), sharing {@code SocketIo} and {@code Dialer}'s connect but none of the framing.
  */
 package io.rdmacomm.tcp;
