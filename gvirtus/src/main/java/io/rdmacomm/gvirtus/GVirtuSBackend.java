@@ -91,6 +91,17 @@ public final class GVirtuSBackend implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until the backend stops accepting: after {@link #close()}, or when its server communicator failed for
+     * good (logged).
+     *
+     * @return whether it stopped within {@code timeout}
+     */
+    public boolean awaitStopped(Duration timeout) throws InterruptedException {
+        acceptor.join(Math.max(1, timeout.toMillis()));
+        return !acceptor.isAlive();
+    }
+
     private void acceptLoop() {
         while (true) {
             Communicator peer;
