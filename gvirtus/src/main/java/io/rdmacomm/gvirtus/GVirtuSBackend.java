@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * try (GVirtuSBackend backend = GVirtuSBackend.builder()
  *         .discover()                                   // routines listed for ServiceLoader
  *         .registerAll(BuiltinRoutines.all())          // echo, sleep, fail, cudaGetDeviceCount
- *         .start(Communicators.serve("tcp://0.0.0.0:9999"))) {
+ *         .start(Communicators.serve("tcp://0.0.0.0:9999?wire=raw"))) {
  *     ...
  * }
  * }</pre>
