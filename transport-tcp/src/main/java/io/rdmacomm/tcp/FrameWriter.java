@@ -6,8 +6,6 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The send side of a connection: every frame goes out here, under one lock. Small stream writes are coalesced
@@ -16,8 +14,6 @@ import org.slf4j.LoggerFactory;
  * buffered and their header, without being copied.
  */
 final class FrameWriter {
-    private static final Logger LOG = LoggerFactory.getLogger(FrameWriter.class);
-    private static final long CLOSE_DELIVERY_DEFAULT = TimeUnit.SECONDS.toNanos(3);
 
     private final SocketIo io;
     private final Settings settings;
@@ -152,21 +148,10 @@ final class FrameWriter {
             return false;
         }
         try {
-            if (outputShut) {
-                return true;
+            if (!outputShut) {
+                outputShut = true;
+                io.endStream(send.position() > 0, this::flush);
             }
-            outputShut = true;
-            long budget = settings.readTimeout() > 0 ? settings.readTimeout() : CLOSE_DELIVERY_DEFAULT;
-            if (send.position() > 0) {
-                if (io.blocking()) {
-                    io.guarded(budget, () -> flush(0));
-                } else {
-                    flush(System.nanoTime() + budget);
-                }
-            }
-            io.shutdownOutput();
-        } catch (IOException e) {
-            LOG.debug("bytes written to {} before close could not be delivered", io.peer(), e);
         } finally {
             lock.unlock();
         }

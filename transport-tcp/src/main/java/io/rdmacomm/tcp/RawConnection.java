@@ -12,8 +12,6 @@ import java.nio.channels.SocketChannel;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One {@code wire=raw} connection: the socket carries the application's bytes and nothing else, as a GVirtuS
@@ -22,8 +20,6 @@ import org.slf4j.LoggerFactory;
  * gathering write, uncopied. Reads go straight to the socket.
  */
 final class RawConnection implements AbstractCommunicator.Link {
-    private static final Logger LOG = LoggerFactory.getLogger(RawConnection.class);
-    private static final long CLOSE_DELIVERY_DEFAULT = TimeUnit.SECONDS.toNanos(3);
 
     private final SocketIo io;
     private final Endpoint endpoint;
@@ -179,14 +175,8 @@ final class RawConnection implements AbstractCommunicator.Link {
         }
         closing = true;
         try {
-            if (endStream() && readLock.tryLock()) {
-                try {
-                    io.discardInput();
-                } catch (IOException e) {
-                    LOG.debug("{}: discarding unread input from {} failed", endpoint, io.peer(), e);
-                } finally {
-                    readLock.unlock();
-                }
+            if (endStream()) {
+                io.discardUnreadInput(readLock);
             }
         } finally {
             io.close();
@@ -203,18 +193,10 @@ final class RawConnection implements AbstractCommunicator.Link {
             return false;
         }
         try {
-            outputShut = true;
-            long budget = settings.readTimeout() > 0 ? settings.readTimeout() : CLOSE_DELIVERY_DEFAULT;
-            if (send.position() > 0) {
-                if (io.blocking()) {
-                    io.guarded(budget, () -> flush(0));
-                } else {
-                    flush(System.nanoTime() + budget);
-                }
+            if (!outputShut) {
+                outputShut = true;
+                io.endStream(send.position() > 0, this::flush);
             }
-            io.shutdownOutput();
-        } catch (IOException e) {
-            LOG.debug("bytes written to {} before close could not be delivered", io.peer(), e);
         } finally {
             writeLock.unlock();
         }

@@ -2,18 +2,14 @@ package io.rdmacomm.tcp;
 
 import io.rdmacomm.api.Endpoint;
 import java.io.IOException;
-import java.net.BindException;
-import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
-import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.channels.UnresolvedAddressException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -37,29 +33,8 @@ final class RawServer implements AutoCloseable {
     }
 
     static RawServer bind(Endpoint requested, Settings settings) throws IOException {
-        InetSocketAddress address = requested.socketAddress();
-        if (address.isUnresolved()) {
-            throw new BindException("cannot listen on " + requested + ": unknown host '" + requested.host() + "'");
-        }
-        ServerSocketChannel listener = ServerSocketChannel.open();
-        Selector selector = null;
-        try {
-            listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            listener.bind(address, TcpServer.BACKLOG);
-            listener.configureBlocking(false);
-            selector = Selector.open();
-            listener.register(selector, SelectionKey.OP_ACCEPT);
-            int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
-            return new RawServer(requested.withPort(port), settings, listener, selector);
-        } catch (IOException | UnresolvedAddressException e) {
-            listener.close();
-            if (selector != null) {
-                selector.close();
-            }
-            BindException be = new BindException("cannot listen on " + requested + ": " + e.getMessage());
-            be.initCause(e);
-            throw be;
-        }
+        BoundListener bound = BoundListener.bind(requested);
+        return new RawServer(bound.endpoint(), settings, bound.listener(), bound.selector());
     }
 
     /** The endpoint with the bound port. */

@@ -17,7 +17,10 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A connection's socket and how threads wait on it, below the framing. With neither a read timeout nor busy
@@ -25,6 +28,8 @@ import java.util.function.Consumer;
  * selector per direction, so a reader and a writer never share one.
  */
 final class SocketIo {
+    private static final Logger LOG = LoggerFactory.getLogger(SocketIo.class);
+    private static final long CLOSE_DELIVERY_DEFAULT = TimeUnit.SECONDS.toNanos(3);
     /** For selects that only wait: the selected-key set is left alone, so a wait allocates nothing. */
     private static final Consumer<SelectionKey> JUST_WAKE = k -> { };
 
@@ -190,25 +195,6 @@ final class SocketIo {
         return ready;
     }
 
-    /** Ends our direction of the stream: the peer reads -1 after what was sent. */
-    void shutdownOutput() throws IOException {
-        channel.shutdownOutput();
-    }
-
-    /**
-     * Reads away what arrived and nobody will read, as far as it is already there: closing a socket with unread
-     * input makes the kernel reset the connection, and the peer could lose the end of our stream.
-     */
-    void discardInput() throws IOException {
-        if (blocking) {
-            channel.configureBlocking(false);
-        }
-        ByteBuffer scratch = ByteBuffer.allocate(64 * 1024);
-        for (int i = 0; i < 16 && channel.read(scratch) > 0; i++) {
-            scratch.clear();
-        }
-    }
-
     /**
      * Maps a failure of a channel call to what the contract promises; an interrupt closes the connection through
      * {@code close}.
@@ -243,7 +229,7 @@ final class SocketIo {
      * Runs {@code send} with a watchdog that closes the channel if it takes longer than {@code budget}
      * nanoseconds: a blocking write cannot time out, and close must not hang on a peer that takes nothing.
      */
-    void guarded(long budget, Send send) throws IOException {
+    private void guarded(long budget, Send send) throws IOException {
         CountDownLatch done = new CountDownLatch(1);
         Thread watchdog = new Thread(() -> {
             try {
@@ -261,6 +247,57 @@ final class SocketIo {
         } finally {
             done.countDown();
             TcpConnection.join(watchdog);
+        }
+    }
+
+    /** How a writer sends what it buffered: waiting until {@code deadline} (nanoTime), or without limit if 0. */
+    @FunctionalInterface
+    interface Flush {
+        void run(long deadline) throws IOException;
+    }
+
+    /**
+     * Ends our direction of the stream at close: sends what was buffered ({@code pending}) within the read timeout,
+     * or a few seconds without one, then shuts the output down so the peer reads -1. Failures are logged: the
+     * close goes on.
+     */
+    void endStream(boolean pending, Flush flush) {
+        long budget = settings.readTimeout() > 0 ? settings.readTimeout() : CLOSE_DELIVERY_DEFAULT;
+        try {
+            if (pending) {
+                if (blocking) {
+                    guarded(budget, () -> flush.run(0));
+                } else {
+                    flush.run(System.nanoTime() + budget);
+                }
+            }
+            channel.shutdownOutput();
+        } catch (IOException e) {
+            LOG.debug("bytes written to {} before close could not be delivered", peer, e);
+        }
+    }
+
+    /**
+     * Unless a reader holds {@code readLock}, reads away what arrived and nobody will read, as far as it is already
+     * there: closing a socket with unread input makes the kernel reset the connection, and the peer could lose the
+     * end of our stream.
+     */
+    void discardUnreadInput(ReentrantLock readLock) {
+        if (!readLock.tryLock()) {
+            return;
+        }
+        try {
+            if (blocking) {
+                channel.configureBlocking(false);
+            }
+            ByteBuffer scratch = ByteBuffer.allocate(64 * 1024);
+            for (int i = 0; i < 16 && channel.read(scratch) > 0; i++) {
+                scratch.clear();
+            }
+        } catch (IOException e) {
+            LOG.debug("discarding unread input from {} failed", peer, e);
+        } finally {
+            readLock.unlock();
         }
     }
 

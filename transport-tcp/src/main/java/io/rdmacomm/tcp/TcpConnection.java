@@ -218,14 +218,8 @@ final class TcpConnection implements AbstractCommunicator.Link {
             closing = true;
         }
         try {
-            if (writer.endStream() && readLock.tryLock()) {
-                try {
-                    io.discardInput();
-                } catch (IOException e) {
-                    LOG.debug("{}: discarding unread input from {} failed", endpoint, io.peer(), e);
-                } finally {
-                    readLock.unlock();
-                }
+            if (writer.endStream()) {
+                io.discardUnreadInput(readLock);
             }
         } finally {
             io.close();
