@@ -18,7 +18,8 @@ import picocli.CommandLine;
         sortOptions = false,
         description = "Talks to a servercomm: one subcommand per exercise.",
         subcommands = {HelloCommand.class, EchoCommand.class, SendCommand.class, WriteCommand.class,
-            ReadCommand.class, CallCommand.class, AllToAllCommand.class, BroadcastCommand.class, BenchCommand.class})
+            ReadCommand.class, CallCommand.class, AllToAllCommand.class, BroadcastCommand.class, BenchCommand.class,
+            GVirtuSCommand.class})
 public final class ClientMain implements Runnable {
 
     @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", defaultValue = Cli.DEFAULT_ENDPOINT,

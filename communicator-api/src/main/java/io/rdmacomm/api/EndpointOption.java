@@ -35,7 +35,10 @@ public enum EndpointOption {
             "the registered receive ring each side of an rdma connection advertises to its peer"),
     ZERO_COPY_THRESHOLD("zeroCopyThreshold", Type.SIZE, "256k", Set.of("rdma"),
             "reads of at least this many bytes advertise the reader's buffer for a direct one-sided write; unset,"
-                    + " only where the provider places such writes directly (verbs, UCX on an RDMA device)");
+                    + " only where the provider places such writes directly (verbs, UCX on an RDMA device)"),
+    WIRE("wire", Type.STRING, "framed", Set.of("tcp"),
+            "framed (handshake, then frames that also carry remote memory) or raw (a plain byte stream, no handshake,"
+                    + " no remote memory: what a GVirtuS TcpCommunicator speaks)");
 
     /** The value types of options. */
     public enum Type {
@@ -43,6 +46,7 @@ public enum EndpointOption {
     }
 
     private static final List<String> PROVIDERS = List.of("ucx", "verbs");
+    private static final List<String> WIRES = List.of("framed", "raw");
 
     private final String key;
     private final Type type;
@@ -126,6 +130,9 @@ public enum EndpointOption {
                 if (this == PROVIDER && !PROVIDERS.contains(v)) {
                     throw new IllegalArgumentException("unknown provider '" + text + "': expected one of "
                             + PROVIDERS);
+                }
+                if (this == WIRE && !WIRES.contains(v)) {
+                    throw new IllegalArgumentException("unknown wire '" + text + "': expected one of " + WIRES);
                 }
                 yield v;
             }

@@ -100,6 +100,8 @@ class EndpointTest {
         "tcp://127.0.0.1:1?readTimeout=1s&readTimeout=2s|given twice",
         "tcp://127.0.0.1:1?readTimeout|not name=value",
         "rdma://127.0.0.1:1?provider=psm|unknown provider 'psm'",
+        "tcp://127.0.0.1:1?wire=gvirtus|unknown wire 'gvirtus': expected one of [framed, raw]",
+        "rdma://127.0.0.1:1?wire=raw|option 'wire' does not apply to rdma://",
         "local://bad/name|local:// takes a name",
     })
     void badInputNamesTheBadPart(String uri, String expected) {

@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * try (GVirtuSBackend backend = GVirtuSBackend.builder()
  *         .discover()                                   // routines listed for ServiceLoader
  *         .registerAll(BuiltinRoutines.all())          // echo, sleep, fail, cudaGetDeviceCount
- *         .start(Communicators.serve("tcp://0.0.0.0:9999"))) {
+ *         .start(Communicators.serve("tcp://0.0.0.0:9999?wire=raw"))) {
  *     ...
  * }
  * }</pre>
@@ -89,6 +89,17 @@ public final class GVirtuSBackend implements AutoCloseable {
         synchronized (sessions) {
             return sessions.size();
         }
+    }
+
+    /**
+     * Waits until the backend stops accepting: after {@link #close()}, or when its server communicator failed for
+     * good (logged).
+     *
+     * @return whether it stopped within {@code timeout}
+     */
+    public boolean awaitStopped(Duration timeout) throws InterruptedException {
+        acceptor.join(Math.max(1, timeout.toMillis()));
+        return !acceptor.isAlive();
     }
 
     private void acceptLoop() {

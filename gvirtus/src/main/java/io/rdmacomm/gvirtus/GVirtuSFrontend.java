@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * GVirtuS's {@code Frontend::Execute} does: write the request, sync, read the reply.
  *
  * <pre>{@code
- * try (GVirtuSFrontend frontend = GVirtuSFrontend.connect("tcp://gpu-host:9999")) {
+ * try (GVirtuSFrontend frontend = GVirtuSFrontend.connect("tcp://gpu-host:9999?wire=raw")) {
  *     GVirtuSResult r = frontend.execute("cudaGetDeviceCount", new byte[0]);
  *     int devices = r.outputBuffer().getIntArray()[0];
  * }

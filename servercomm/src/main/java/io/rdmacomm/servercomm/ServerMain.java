@@ -2,9 +2,11 @@ package io.rdmacomm.servercomm;
 
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.cli.Cli;
+import io.rdmacomm.gvirtus.GVirtuSLimits;
 import io.rdmacomm.session.ExchangeSettings;
 import io.rdmacomm.session.SessionServer;
 import io.rdmacomm.session.routine.RoutineRegistry;
+import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -17,8 +19,15 @@ import picocli.CommandLine;
         description = {
             "Serves clientcomm sessions on one endpoint, many clients at once, until SIGINT or SIGTERM:"
                 + " ECHO, SINK, SEND, WRITE, READ, CALL, ALLTOALL and BROADCAST (see docs/tools.md).",
+            "With --protocol gvirtus it is a GVirtuS backend instead: routines echo, sleep, fail and"
+                + " cudaGetDeviceCount and those of GVirtuSRoutine plugins on its class path, for GVirtuS frontends"
+                + " (real ones on 'tcp://HOST:PORT?wire=raw') and clientcomm gvirtus.",
             "Prints 'listening <endpoint>' on stdout once it accepts connections."})
 public final class ServerMain implements Callable<Integer> {
+    private static final String SESSION = "session";
+    private static final String GVIRTUS = "gvirtus";
+    private static final String[] SESSION_ONLY = {"--request-timeout", "--region-size", "--max-group-size",
+        "--group-timeout"};
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
     @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", defaultValue = Cli.DEFAULT_ENDPOINT,
@@ -26,9 +35,20 @@ public final class ServerMain implements Callable<Integer> {
             description = "endpoint to listen on; port 0 picks a free port (default: ${DEFAULT-VALUE})")
     private Endpoint endpoint;
 
+    @Option(names = "--protocol", paramLabel = "PROTOCOL", defaultValue = SESSION,
+            description = SESSION + " (clientcomm's exercises) or " + GVIRTUS + " (a GVirtuS backend)"
+                    + " (default: ${DEFAULT-VALUE})")
+    private String protocol;
+
     @Option(names = "--max-sessions", paramLabel = "N", defaultValue = "256",
-            description = "sessions served at once; further clients are refused as busy (default: ${DEFAULT-VALUE})")
+            description = "sessions served at once; further clients are refused as busy (session) or closed at once"
+                    + " (gvirtus) (default: ${DEFAULT-VALUE})")
     private int maxSessions;
+
+    @Option(names = "--max-input", paramLabel = "SIZE", defaultValue = "256m", converter = Cli.SizeConverter.class,
+            description = "gvirtus: the largest request input accepted; a larger one ends that session"
+                    + " (default: ${DEFAULT-VALUE})")
+    private long maxInput;
 
     @Option(names = "--request-timeout", paramLabel = "DURATION", defaultValue = "10s",
             converter = Cli.DurationConverter.class,
@@ -64,13 +84,50 @@ public final class ServerMain implements Callable<Integer> {
 
     /** Runs the command line and returns the exit code. */
     static int execute(String[] args) {
+        return execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true));
+    }
+
+    /** Runs the command line with the given standard output and error, and returns the exit code. */
+    static int execute(String[] args, PrintWriter out, PrintWriter err) {
         Cli.configureLogging(args);
         ServerMain main = new ServerMain();
-        return Cli.withErrorReporting(new CommandLine(main), "servercomm", () -> main.verbose).execute(args);
+        CommandLine cl = Cli.withErrorReporting(new CommandLine(main), "servercomm", () -> main.verbose);
+        cl.setOut(out);
+        cl.setErr(err);
+        return cl.execute(args);
     }
 
     @Override
     public Integer call() throws Exception {
+        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        // the options of the other protocol are refused rather than ignored
+        if (!protocol.equals(SESSION) && !protocol.equals(GVIRTUS)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--protocol must be " + SESSION + " or "
+                    + GVIRTUS + ", got '" + protocol + "'");
+        }
+        if (maxSessions < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--max-sessions must be at least 1, got "
+                    + maxSessions);
+        }
+        if (protocol.equals(GVIRTUS)) {
+            for (String option : SESSION_ONLY) {
+                if (parsed.hasMatchedOption(option)) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), option
+                            + " applies to --protocol session only");
+                }
+            }
+            GVirtuSLimits limits;
+            try {
+                limits = GVirtuSLimits.DEFAULT.withMaxInputBytes(maxInput);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--max-input: " + e.getMessage());
+            }
+            return GVirtuSServing.run(endpoint, maxSessions, limits, spec.commandLine().getOut());
+        }
+        if (parsed.hasMatchedOption("--max-input")) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--max-input applies to --protocol gvirtus"
+                    + " only");
+        }
         if (regionSize < 1 || regionSize > (1L << 30)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--region-size must be 1 byte to 1g, got "
                     + regionSize);
@@ -85,6 +142,7 @@ public final class ServerMain implements Callable<Integer> {
         // routine plugins come from servercomm's own class path, never from clients
         ExchangeSettings settings = new ExchangeSettings((int) regionSize, maxGroupSize, groupTimeout,
                 RoutineRegistry.load(ServerMain.class.getClassLoader()));
+        PrintWriter out = spec.commandLine().getOut();
         SessionServer server = SessionServer.start(endpoint, maxSessions, requestTimeout, settings);
         // The JVM exits with 128+signal after SIGINT/SIGTERM even when every hook finished; a server that
         // stopped cleanly on request exits 0 instead, once run() has released everything.
@@ -95,15 +153,15 @@ public final class ServerMain implements Callable<Integer> {
             server.stop();
             try {
                 if (server.awaitStopped(STOP_TIMEOUT)) {
-                    System.out.flush();
+                    out.flush();
                     Runtime.getRuntime().halt(0);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }, "servercomm-shutdown"));
-        System.out.println("listening " + server.endpoint());
-        System.out.flush();
+        out.println("listening " + server.endpoint());
+        out.flush();
         try {
             server.run();
         } finally {

@@ -2,12 +2,9 @@ package io.rdmacomm.systemtests;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdmacomm.api.Communicator;
-import io.rdmacomm.api.CommunicatorProvider;
 import io.rdmacomm.api.Communicators;
-import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.servercomm.ServerMain;
 import io.rdmacomm.session.ExchangeResult;
@@ -25,9 +22,7 @@ import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.Random;
-import java.util.ServiceConfigurationError;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -58,22 +53,6 @@ class ExchangesEndToEndTest {
         return List.of("tcp", "rdma");
     }
 
-    /**
-     * Why {@code scheme} cannot run here, if it cannot: rdma:// needs communicator-rdma on the class path and a
-     * working provider (UCX). Such cases are reported as skipped with the reason, not silently dropped.
-     */
-    private static Optional<String> unavailable(String scheme) {
-        CommunicatorProvider provider = Communicators.providers().get(scheme);
-        if (provider == null) {
-            return Optional.of("no provider for " + scheme + ":// on the class path");
-        }
-        try {
-            return provider.unavailabilityCause(Endpoint.parse(scheme + "://127.0.0.1:0"));
-        } catch (ServiceConfigurationError | LinkageError e) {
-            return Optional.of(scheme + ":// provider is broken on this class path: " + e);
-        }
-    }
-
     @AfterEach
     void stopServers() throws Exception {
         for (Process p : servers) {
@@ -84,11 +63,7 @@ class ExchangesEndToEndTest {
     }
 
     private String server(String scheme, String... options) throws Exception {
-        Optional<String> cause = unavailable(scheme);
-        if (cause.isPresent() && "true".equalsIgnoreCase(System.getenv("CI"))) {
-            org.junit.jupiter.api.Assertions.fail(scheme + ":// must run on CI but cannot: " + cause.get());
-        }
-        assumeTrue(cause.isEmpty(), () -> cause.orElseThrow());
+        Jvms.assumeAvailable(scheme);
         List<String> args = new ArrayList<>(List.of("--verbose", "--endpoint", scheme + "://127.0.0.1:0"));
         args.addAll(List.of(options));
         Process p = Jvms.java(ServerMain.class, args).redirectError(dir.resolve("server.err").toFile()).start();

@@ -3,7 +3,11 @@ package io.rdmacomm.systemtests;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.rdmacomm.api.CommunicatorProvider;
+import io.rdmacomm.api.Communicators;
+import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.clientcomm.ClientMain;
 import io.rdmacomm.testkit.ChildJvm;
 import java.io.BufferedReader;
@@ -13,6 +17,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
+import java.util.ServiceConfigurationError;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -24,7 +30,7 @@ import java.util.regex.Pattern;
  */
 final class Jvms {
     static final long CLIENT_SECONDS = 60;
-    private static final Pattern LISTENING = Pattern.compile("listening ([a-z]+://127\\.0\\.0\\.1:(\\d+))");
+    private static final Pattern LISTENING = Pattern.compile("listening ([a-z]+://127\\.0\\.0\\.1:(\\d+)(\\?\\S+)?)");
 
     private Jvms() {
     }
@@ -90,6 +96,30 @@ final class Jvms {
         assertTrue(m.matches(), "unexpected first line from servercomm: " + line);
         assertNotEquals("0", m.group(2));
         return m.group(1);
+    }
+
+    /**
+     * Skips the calling test (with the reason) where {@code scheme} cannot run: rdma:// needs transport-rdma on the
+     * class path and a working provider (UCX). On CI ({@code CI=true}) that is a failure instead.
+     */
+    static void assumeAvailable(String scheme) {
+        Optional<String> cause = unavailable(scheme);
+        if (cause.isPresent() && "true".equalsIgnoreCase(System.getenv("CI"))) {
+            fail(scheme + ":// must run on CI but cannot: " + cause.get());
+        }
+        assumeTrue(cause.isEmpty(), () -> cause.orElseThrow());
+    }
+
+    private static Optional<String> unavailable(String scheme) {
+        CommunicatorProvider provider = Communicators.providers().get(scheme);
+        if (provider == null) {
+            return Optional.of("no provider for " + scheme + ":// on the class path");
+        }
+        try {
+            return provider.unavailabilityCause(Endpoint.parse(scheme + "://127.0.0.1:0"));
+        } catch (ServiceConfigurationError | LinkageError e) {
+            return Optional.of(scheme + ":// provider is broken on this class path: " + e);
+        }
     }
 
     static List<String> lines(byte[] bytes) {

@@ -84,6 +84,7 @@ class ReadmeTest {
                 client.getSubcommands().get("alltoall").getUsageMessage(),
                 client.getSubcommands().get("broadcast").getUsageMessage(),
                 client.getSubcommands().get("bench").getUsageMessage(),
+                client.getSubcommands().get("gvirtus").getUsageMessage(),
                 // the command list below grows with each subcommand; its owners keep their lines current
                 client.getUsageMessage().substring(0, client.getUsageMessage().indexOf("Commands:")));
         String tools = Files.readString(TOOLS);

@@ -4,11 +4,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The send side of a connection: every frame goes out here, under one lock. Small stream writes are coalesced
@@ -17,8 +14,6 @@ import org.slf4j.LoggerFactory;
  * buffered and their header, without being copied.
  */
 final class FrameWriter {
-    private static final Logger LOG = LoggerFactory.getLogger(FrameWriter.class);
-    private static final long CLOSE_DELIVERY_DEFAULT = TimeUnit.SECONDS.toNanos(3);
 
     private final SocketIo io;
     private final Settings settings;
@@ -153,47 +148,14 @@ final class FrameWriter {
             return false;
         }
         try {
-            if (outputShut) {
-                return true;
+            if (!outputShut) {
+                outputShut = true;
+                io.endStream(send.position() > 0, this::flush);
             }
-            outputShut = true;
-            long budget = settings.readTimeout() > 0 ? settings.readTimeout() : CLOSE_DELIVERY_DEFAULT;
-            if (send.position() > 0) {
-                if (io.blocking()) {
-                    flushGuarded(budget);
-                } else {
-                    flush(System.nanoTime() + budget);
-                }
-            }
-            io.shutdownOutput();
-        } catch (IOException e) {
-            LOG.debug("bytes written to {} before close could not be delivered", io.peer(), e);
         } finally {
             lock.unlock();
         }
         return true;
-    }
-
-    /** A blocking write cannot time out, so a watchdog closes the channel if the peer takes too long. */
-    private void flushGuarded(long budget) throws IOException {
-        CountDownLatch delivered = new CountDownLatch(1);
-        Thread watchdog = new Thread(() -> {
-            try {
-                if (!delivered.await(budget, TimeUnit.NANOSECONDS)) {
-                    io.abort();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "rdmacomm-tcp-close-watchdog");
-        watchdog.setDaemon(true);
-        watchdog.start();
-        try {
-            flush(0);
-        } finally {
-            delivered.countDown();
-            TcpConnection.join(watchdog);
-        }
     }
 
     private void checkOutput() throws ClosedChannelException {

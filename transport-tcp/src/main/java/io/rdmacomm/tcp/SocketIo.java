@@ -1,17 +1,26 @@
 package io.rdmacomm.tcp;
 
+import io.rdmacomm.api.CommunicatorException;
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A connection's socket and how threads wait on it, below the framing. With neither a read timeout nor busy
@@ -19,6 +28,8 @@ import java.util.function.Consumer;
  * selector per direction, so a reader and a writer never share one.
  */
 final class SocketIo {
+    private static final Logger LOG = LoggerFactory.getLogger(SocketIo.class);
+    private static final long CLOSE_DELIVERY_DEFAULT = TimeUnit.SECONDS.toNanos(3);
     /** For selects that only wait: the selected-key set is left alone, so a wait allocates nothing. */
     private static final Consumer<SelectionKey> JUST_WAKE = k -> { };
 
@@ -184,28 +195,110 @@ final class SocketIo {
         return ready;
     }
 
-    /** Ends our direction of the stream: the peer reads -1 after what was sent. */
-    void shutdownOutput() throws IOException {
-        channel.shutdownOutput();
+    /**
+     * Maps a failure of a channel call to what the contract promises; an interrupt closes the connection through
+     * {@code close}.
+     */
+    IOException failure(IOException e, String what, Runnable close) {
+        if (e instanceof ClosedByInterruptException) {
+            close.run();
+            return e;
+        }
+        if (closed || e instanceof ClosedChannelException) {
+            if (closed && !(e instanceof AsynchronousCloseException)) {
+                AsynchronousCloseException ace = new AsynchronousCloseException();
+                ace.initCause(e);
+                return ace;
+            }
+            return e;
+        }
+        if (e instanceof SocketTimeoutException || e instanceof CommunicatorException || e instanceof EOFException
+                || e instanceof InterruptedIOException) {
+            return e;
+        }
+        return new CommunicatorException(what + " " + peer + " failed: " + e.getMessage(), e);
+    }
+
+    /** A send that may block: {@link #guarded} runs it. */
+    @FunctionalInterface
+    interface Send {
+        void run() throws IOException;
     }
 
     /**
-     * Reads away what arrived and nobody will read, as far as it is already there: closing a socket with unread
-     * input makes the kernel reset the connection, and the peer could lose the end of our stream.
+     * Runs {@code send} with a watchdog that closes the channel if it takes longer than {@code budget}
+     * nanoseconds: a blocking write cannot time out, and close must not hang on a peer that takes nothing.
      */
-    void discardInput() throws IOException {
-        if (blocking) {
-            channel.configureBlocking(false);
-        }
-        ByteBuffer scratch = ByteBuffer.allocate(64 * 1024);
-        for (int i = 0; i < 16 && channel.read(scratch) > 0; i++) {
-            scratch.clear();
+    private void guarded(long budget, Send send) throws IOException {
+        CountDownLatch done = new CountDownLatch(1);
+        Thread watchdog = new Thread(() -> {
+            try {
+                if (!done.await(budget, TimeUnit.NANOSECONDS)) {
+                    TcpServer.closeQuietly(channel);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "rdmacomm-tcp-close-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+        try {
+            send.run();
+        } finally {
+            done.countDown();
+            TcpConnection.join(watchdog);
         }
     }
 
-    /** Closes the channel only, failing a blocking call in progress; for a watchdog. */
-    void abort() {
-        TcpServer.closeQuietly(channel);
+    /** How a writer sends what it buffered: waiting until {@code deadline} (nanoTime), or without limit if 0. */
+    @FunctionalInterface
+    interface Flush {
+        void run(long deadline) throws IOException;
+    }
+
+    /**
+     * Ends our direction of the stream at close: sends what was buffered ({@code pending}) within the read timeout,
+     * or a few seconds without one, then shuts the output down so the peer reads -1. Failures are logged: the
+     * close goes on.
+     */
+    void endStream(boolean pending, Flush flush) {
+        long budget = settings.readTimeout() > 0 ? settings.readTimeout() : CLOSE_DELIVERY_DEFAULT;
+        try {
+            if (pending) {
+                if (blocking) {
+                    guarded(budget, () -> flush.run(0));
+                } else {
+                    flush.run(System.nanoTime() + budget);
+                }
+            }
+            channel.shutdownOutput();
+        } catch (IOException e) {
+            LOG.debug("bytes written to {} before close could not be delivered", peer, e);
+        }
+    }
+
+    /**
+     * Unless a reader holds {@code readLock}, reads away what arrived and nobody will read, as far as it is already
+     * there: closing a socket with unread input makes the kernel reset the connection, and the peer could lose the
+     * end of our stream.
+     */
+    void discardUnreadInput(ReentrantLock readLock) {
+        if (!readLock.tryLock()) {
+            return;
+        }
+        try {
+            if (blocking) {
+                channel.configureBlocking(false);
+            }
+            ByteBuffer scratch = ByteBuffer.allocate(64 * 1024);
+            for (int i = 0; i < 16 && channel.read(scratch) > 0; i++) {
+                scratch.clear();
+            }
+        } catch (IOException e) {
+            LOG.debug("discarding unread input from {} failed", peer, e);
+        } finally {
+            readLock.unlock();
+        }
     }
 
     void close() {

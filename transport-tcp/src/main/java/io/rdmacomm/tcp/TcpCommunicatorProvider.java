@@ -3,9 +3,10 @@ package io.rdmacomm.tcp;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.CommunicatorProvider;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.EndpointOption;
 import java.util.Optional;
 
-/** The {@code tcp://} transport; always available. */
+/** The {@code tcp://} transport (framed, or a plain byte stream with {@code wire=raw}); always available. */
 public final class TcpCommunicatorProvider implements CommunicatorProvider {
 
     @Override
@@ -23,6 +24,7 @@ public final class TcpCommunicatorProvider implements CommunicatorProvider {
         if (!endpoint.scheme().equals("tcp")) {
             throw new IllegalArgumentException("endpoint " + endpoint + " is not tcp://");
         }
-        return new TcpCommunicator(endpoint);
+        return endpoint.string(EndpointOption.WIRE).equals("raw") ? new RawTcpCommunicator(endpoint)
+                : new TcpCommunicator(endpoint);
     }
 }

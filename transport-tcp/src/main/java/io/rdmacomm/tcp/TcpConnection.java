@@ -8,11 +8,8 @@ import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.support.AbstractCommunicator;
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InterruptedIOException;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
-import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.util.Set;
@@ -204,26 +201,8 @@ final class TcpConnection implements AbstractCommunicator.Link {
         }
     }
 
-    /** Maps a failure of a channel call to what the contract promises. */
     private IOException failure(IOException e, String what) {
-        if (e instanceof ClosedByInterruptException) {
-            close();
-            return e;
-        }
-        boolean closed = io.isClosed();
-        if (closed || e instanceof ClosedChannelException) {
-            if (closed && !(e instanceof AsynchronousCloseException)) {
-                AsynchronousCloseException ace = new AsynchronousCloseException();
-                ace.initCause(e);
-                return ace;
-            }
-            return e;
-        }
-        if (e instanceof SocketTimeoutException || e instanceof CommunicatorException || e instanceof EOFException
-                || e instanceof InterruptedIOException) {
-            return e;
-        }
-        return new CommunicatorException(what + " " + io.peer() + " failed: " + e.getMessage(), e);
+        return io.failure(e, what, this::close);
     }
 
     /**
@@ -239,14 +218,8 @@ final class TcpConnection implements AbstractCommunicator.Link {
             closing = true;
         }
         try {
-            if (writer.endStream() && readLock.tryLock()) {
-                try {
-                    io.discardInput();
-                } catch (IOException e) {
-                    LOG.debug("{}: discarding unread input from {} failed", endpoint, io.peer(), e);
-                } finally {
-                    readLock.unlock();
-                }
+            if (writer.endStream()) {
+                io.discardUnreadInput(readLock);
             }
         } finally {
             io.close();

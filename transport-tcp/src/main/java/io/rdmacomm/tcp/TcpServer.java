@@ -3,8 +3,6 @@ package io.rdmacomm.tcp;
 import io.rdmacomm.api.Endpoint;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.net.BindException;
-import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.channels.AsynchronousCloseException;
@@ -13,7 +11,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.channels.UnresolvedAddressException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -52,31 +49,10 @@ final class TcpServer implements AutoCloseable {
     }
 
     static TcpServer bind(Endpoint requested, Settings settings) throws IOException {
-        InetSocketAddress address = requested.socketAddress();
-        if (address.isUnresolved()) {
-            throw new BindException("cannot listen on " + requested + ": unknown host '" + requested.host() + "'");
-        }
-        ServerSocketChannel listener = ServerSocketChannel.open();
-        Selector selector = null;
-        try {
-            listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            listener.bind(address, BACKLOG);
-            listener.configureBlocking(false);
-            selector = Selector.open();
-            listener.register(selector, SelectionKey.OP_ACCEPT);
-            int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
-            TcpServer server = new TcpServer(requested.withPort(port), settings, listener, selector);
-            server.thread.start();
-            return server;
-        } catch (IOException | UnresolvedAddressException e) {
-            listener.close();
-            if (selector != null) {
-                selector.close();
-            }
-            BindException be = new BindException("cannot listen on " + requested + ": " + e.getMessage());
-            be.initCause(e);
-            throw be;
-        }
+        BoundListener bound = BoundListener.bind(requested);
+        TcpServer server = new TcpServer(bound.endpoint(), settings, bound.listener(), bound.selector());
+        server.thread.start();
+        return server;
     }
 
     /** The endpoint with the bound port. */

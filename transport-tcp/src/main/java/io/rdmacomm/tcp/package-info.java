@@ -6,10 +6,14 @@
  * {@link io.rdmacomm.tcp.TcpCommunicatorProvider} and {@link io.rdmacomm.tcp.TcpCommunicator} are public.
  *
  * <p>Inside, bottom up: {@code SocketIo} is a connection's socket and how threads wait on it (blocking, or
- * selectors with busy polling and timeouts); {@code Dialer}, {@code TcpServer} and {@code Handshake} set
- * connections up; {@code Wire} is the frame layout with its flyweight; {@code FrameReader} and {@code FrameWriter}
- * are the framed receive side and the coalescing send side; {@code RemoteMemory} and {@code OneSided} emulate
+ * selectors with busy polling and timeouts) and end it; {@code Dialer}, {@code BoundListener}, {@code TcpServer} and
+ * {@code Handshake} set connections up; {@code Wire} is the frame layout with its flyweight; {@code FrameReader} and
+ * {@code FrameWriter} are the framed receive side and the coalescing send side; {@code RemoteMemory} and {@code OneSided} emulate
  * remote memory on those frames; {@code TcpConnection} ties one connection together (who reads the socket, close);
  * {@code TcpCommunicator} is the facade on {@link io.rdmacomm.api.support.AbstractCommunicator}.
+ *
+ * <p>{@code ?wire=raw} selects the other wire: {@code RawTcpCommunicator} over {@code RawServer} and
+ * {@code RawConnection}, a plain byte stream with no handshake and no frames (what a GVirtuS {@code TcpCommunicator}
+ * speaks), sharing {@code SocketIo}, {@code BoundListener} and {@code Dialer}'s connect but none of the framing.
  */
 package io.rdmacomm.tcp;

@@ -1,0 +1,51 @@
+package io.rdmacomm.servercomm;
+
+import io.rdmacomm.api.Communicators;
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.gvirtus.BuiltinRoutines;
+import io.rdmacomm.gvirtus.GVirtuSBackend;
+import io.rdmacomm.gvirtus.GVirtuSLimits;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/** {@code servercomm --protocol gvirtus}: a {@link GVirtuSBackend} until SIGINT or SIGTERM. */
+final class GVirtuSServing {
+    private static final Duration CHECK_EVERY = Duration.ofMinutes(1);
+
+    private GVirtuSServing() {
+    }
+
+    /**
+     * Serves the built-in routines and those of {@code GVirtuSRoutine} plugins on servercomm's own class path; prints
+     * the listening line once accepting. Returns only if the backend stopped accepting on its own (an error).
+     */
+    static int run(Endpoint endpoint, int maxSessions, GVirtuSLimits limits, PrintWriter out)
+            throws IOException, InterruptedException {
+        GVirtuSBackend backend = GVirtuSBackend.builder()
+                .registerAll(BuiltinRoutines.all())
+                .discover(GVirtuSServing.class.getClassLoader())
+                .maxSessions(maxSessions)
+                .limits(limits)
+                .start(Communicators.serve(endpoint.toString()));
+        // The JVM exits with 128+signal after SIGINT/SIGTERM even when every hook finished; a backend that closed
+        // cleanly on request exits 0 instead.
+        AtomicBoolean failed = new AtomicBoolean();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (failed.get()) {
+                return; // exiting with the failure's status
+            }
+            backend.close();
+            out.flush();
+            Runtime.getRuntime().halt(0);
+        }, "servercomm-shutdown"));
+        out.println("listening " + backend.endpoint());
+        out.flush();
+        while (!backend.awaitStopped(CHECK_EVERY)) {
+            // serving; a signal ends the process through the hook
+        }
+        failed.set(true);
+        throw new IOException("the GVirtuS backend on " + backend.endpoint() + " stopped accepting; see the log");
+    }
+}
