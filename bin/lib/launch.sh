@@ -1,4 +1,4 @@
-# Shared by bin/servercomm and bin/clientcomm; sourced, not run.
+# Shared by bin/servercomm, bin/clientcomm and bench/baseline (bench/compare takes java_major); sourced, not run.
 # launch MODULE MAIN_CLASS ARGS... runs MAIN_CLASS from MODULE's build in this repository.
 
 rdmacomm_root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"

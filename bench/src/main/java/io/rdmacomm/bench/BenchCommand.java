@@ -1,89 +1,65 @@
 package io.rdmacomm.bench;
 
+import io.rdmacomm.api.Communicator;
+import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
-import java.io.PrintWriter;
+import io.rdmacomm.cli.Cli;
+import io.rdmacomm.session.SessionClient;
+import io.rdmacomm.session.SessionRequest;
+import java.io.IOException;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine;
 
 /**
- * {@code clientcomm bench}: the benchmark commands. Registered as a subcommand of {@code clientcomm}, it takes
- * the endpoint from {@code clientcomm --endpoint}; run on its own ({@link #main}) it takes its own
- * {@code --endpoint}.
+ * {@code clientcomm bench}: the benchmarks of our communicators, against servercomm's ECHO and SINK sessions on any
+ * endpoint. It takes the endpoint from {@code clientcomm --endpoint} unless given its own. The raw baselines these
+ * figures are compared with are not part of the client: they run from {@link BaselineMain}.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
         description = {
-            "Benchmarks against servercomm, and the raw baselines they are compared with.",
-            "latency uses servercomm's ECHO session, bandwidth its SINK session; raw-serve, raw-latency and "
-                + "raw-bandwidth are the same tests over bare Java NIO SocketChannels (tcp://), raw-ucx-serve, "
-                + "raw-ucx-latency and raw-ucx-bandwidth over JUCX alone (rdma://). bench/compare runs ours and "
-                + "the baselines back to back and prints ratios."},
-        subcommands = {LatencyCommand.class, BandwidthCommand.class, RawServeCommand.class,
-            RawLatencyCommand.class, RawBandwidthCommand.class, RawUcxServeCommand.class,
-            RawUcxLatencyCommand.class, RawUcxBandwidthCommand.class})
+            "Benchmarks of our communicators against servercomm.",
+            "latency uses servercomm's ECHO session, bandwidth its SINK session, on any endpoint. The raw "
+                + "baselines they are compared with (Java NIO, JUCX, ucx_perftest) run from bench/baseline; "
+                + "bench/compare runs ours and the baselines back to back and prints ratios."},
+        subcommands = {BenchCommand.Latency.class, BenchCommand.Bandwidth.class})
 public final class BenchCommand {
-    @Spec
-    CommandSpec spec;
-
-    @Option(names = {"-e", "--endpoint"}, paramLabel = "URI",
+    @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", converter = Cli.EndpointConverter.class,
             description = "endpoint to measure (default: the --endpoint given to clientcomm)")
-    String endpoint;
+    Endpoint endpoint;
 
-    /** Runs {@code bench} on its own: {@code java -cp ... io.rdmacomm.bench.BenchCommand --help}. */
-    public static void main(String[] args) {
-        System.exit(execute(args));
+    @Command(name = "latency", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+            description = {
+                "Round-trip latency percentiles against servercomm's ECHO session.",
+                "Writes SIZE bytes, syncs, reads them back. Prints round-trip p50, p90, p99, p99.9 and max in "
+                    + "microseconds and the bytes allocated per round trip in steady state. Add ?busyPoll=10ms to "
+                    + "the endpoint (of client and server) to spin instead of sleeping in reads."})
+    static final class Latency extends LatencyHarness {
+        @Override
+        Measured<CommunicatorRoundTrip> connect(Endpoint endpoint, int size) throws IOException {
+            Communicator peer = Communicators.connect(endpoint.toString());
+            return ours(endpoint, peer, SessionRequest.echo(), new CommunicatorRoundTrip(peer, size));
+        }
     }
 
-    static int execute(String[] args) {
-        return commandLine().execute(args);
-    }
-
-    /** {@code bench} as a command line of its own, with one-line errors (2 for bad arguments, 1 for failures). */
-    static CommandLine commandLine() {
-        CommandLine cl = new CommandLine(new BenchCommand());
-        cl.setParameterExceptionHandler((e, a) -> {
-            e.getCommandLine().getErr().println("bench: " + e.getMessage() + " (see --help)");
-            return 2;
-        });
-        cl.setExecutionExceptionHandler((e, c, r) -> {
-            PrintWriter err = c.getErr();
-            err.println("bench: " + describe(e));
-            err.flush();
-            return 1;
-        });
-        return cl;
-    }
-
-    static String describe(Throwable e) {
-        String m = e.getMessage();
-        return m == null || m.isBlank() ? e.getClass().getSimpleName() : m;
+    @Command(name = "bandwidth", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+            description = {
+                "Streaming bandwidth into servercomm's SINK session.",
+                "Streams BYTES in SIZE-byte writes and prints GB/s (10^9 bytes/s), timed from the first write to "
+                    + "the server's acknowledgement of the last byte."})
+    static final class Bandwidth extends BandwidthHarness {
+        @Override
+        Measured<CommunicatorSender> connect(Endpoint endpoint, int size, long total) throws IOException {
+            Communicator peer = Communicators.connect(endpoint.toString());
+            return ours(endpoint, peer, SessionRequest.sink(total), new CommunicatorSender(peer));
+        }
     }
 
     /**
-     * The endpoint to measure: this command's {@code --endpoint}, else the parent command's.
-     *
-     * @throws CommandLine.ParameterException if neither names one, or it does not parse
+     * A run of ours on a connected communicator: the harness opens the servercomm session of {@code request}; the
+     * result names the endpoint as given: its scheme, busy-polling or not, and every option set.
      */
-    Endpoint endpoint() {
-        Object value = endpoint;
-        CommandSpec parent = spec.parent();
-        if (value == null && parent != null) {
-            OptionSpec option = parent.findOption("--endpoint");
-            value = option == null ? null : option.getValue();
-        }
-        if (value == null) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "no endpoint: give --endpoint URI");
-        }
-        if (value instanceof Endpoint e) {
-            return e;
-        }
-        try {
-            return Endpoint.parse(value.toString());
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-        }
+    private static <T> Measured<T> ours(Endpoint endpoint, Communicator peer, SessionRequest request, T subject) {
+        return new Measured<>(subject, endpoint.scheme(), Options.mode(endpoint), endpoint.toString(), peer,
+                () -> SessionClient.open(peer, request));
     }
 }

@@ -3,12 +3,16 @@ package io.rdmacomm.bench;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.Units;
+import io.rdmacomm.cli.Cli;
 import java.net.InetSocketAddress;
+import java.util.Arrays;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine;
 
-/** Options shared by the bench commands, validated in one place. */
+/** Options shared by the bench and baseline commands, validated in one place. */
 final class Options {
     /** The largest message or write size: buffers are direct {@code ByteBuffer}s. */
     static final long MAX_SIZE = 1L << 30;
@@ -36,7 +40,7 @@ final class Options {
 
     /** {@code --size}, {@code --iterations}, {@code --warmup}. */
     static final class Latency {
-        @Option(names = {"-s", "--size"}, paramLabel = "SIZE", defaultValue = "8", converter = SizeConverter.class,
+        @Option(names = {"-s", "--size"}, paramLabel = "SIZE", defaultValue = "8", converter = Cli.SizeConverter.class,
                 description = "message size each way, e.g. 8, 64k (default: ${DEFAULT-VALUE})")
         long size;
 
@@ -50,50 +54,48 @@ final class Options {
 
         void validate(CommandSpec spec) {
             checkSize(spec, "--size", size);
-            if (iterations < 1) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--iterations must be at least 1, got " + iterations);
-            }
-            if (warmup < 0) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--warmup must not be negative, got " + warmup);
-            }
+            check(spec, iterations >= 1, "--iterations must be at least 1, got " + iterations);
+            check(spec, warmup >= 0, "--warmup must not be negative, got " + warmup);
         }
     }
 
     /** {@code --size}, {@code --total}. */
     static final class Bandwidth {
-        @Option(names = {"-s", "--size"}, paramLabel = "SIZE", defaultValue = "1m", converter = SizeConverter.class,
+        @Option(names = {"-s", "--size"}, paramLabel = "SIZE", defaultValue = "1m", converter = Cli.SizeConverter.class,
                 description = "bytes per write, e.g. 64k, 1m (default: ${DEFAULT-VALUE})")
         long size;
 
         @Option(names = {"-t", "--total"}, paramLabel = "BYTES", defaultValue = "1g",
-                converter = SizeConverter.class,
+                converter = Cli.SizeConverter.class,
                 description = "bytes to stream, e.g. 512m, 4g (default: ${DEFAULT-VALUE})")
         long total;
 
         void validate(CommandSpec spec) {
             checkSize(spec, "--size", size);
-            if (total < 1) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--total must be at least 1 byte, got " + total);
-            }
+            check(spec, total >= 1, "--total must be at least 1 byte, got " + total);
+        }
+    }
+
+    /**
+     * Refuses the command line unless {@code ok}.
+     *
+     * @throws CommandLine.ParameterException with {@code message}, a usage error
+     */
+    static void check(CommandSpec spec, boolean ok, String message) {
+        if (!ok) {
+            throw new CommandLine.ParameterException(spec.commandLine(), message);
         }
     }
 
     static void checkSize(CommandSpec spec, String name, long size) {
-        if (size < 1 || size > MAX_SIZE) {
-            throw new CommandLine.ParameterException(spec.commandLine(), name + " must be between 1 and "
-                    + Units.formatSize(MAX_SIZE) + " bytes, got " + size);
-        }
+        check(spec, size >= 1 && size <= MAX_SIZE, name + " must be between 1 and " + Units.formatSize(MAX_SIZE)
+                + " bytes, got " + size);
     }
 
     /** The socket address of a {@code tcp://} endpoint, for the raw baselines. */
     static InetSocketAddress rawAddress(CommandSpec spec, Endpoint endpoint) {
-        if (!endpoint.scheme().equals("tcp")) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "the raw baselines use plain TCP sockets:"
-                    + " give a tcp:// endpoint, got " + endpoint);
-        }
+        check(spec, endpoint.scheme().equals("tcp"), "the raw baselines use plain TCP sockets: give a tcp://"
+                + " endpoint, got " + endpoint);
         return endpoint.socketAddress();
     }
 
@@ -102,15 +104,12 @@ final class Options {
      * busy-polls and takes no endpoint options but {@code connectTimeout}.
      */
     static InetSocketAddress rawUcxAddress(CommandSpec spec, Endpoint endpoint) {
-        if (!endpoint.scheme().equals("rdma")) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "the raw JUCX baseline listens and connects"
-                    + " through UCX: give an rdma:// endpoint, got " + endpoint);
-        }
+        check(spec, endpoint.scheme().equals("rdma"), "the raw JUCX baseline listens and connects through UCX:"
+                + " give an rdma:// endpoint, got " + endpoint);
         for (EndpointOption option : EndpointOption.values()) {
-            if (option != EndpointOption.CONNECT_TIMEOUT && endpoint.isSet(option)) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "the raw JUCX baseline always busy-polls"
-                        + " and takes no endpoint option but connectTimeout, got " + option.key() + " in " + endpoint);
-            }
+            check(spec, option == EndpointOption.CONNECT_TIMEOUT || !endpoint.isSet(option), "the raw JUCX baseline"
+                    + " always busy-polls and takes no endpoint option but connectTimeout, got " + option.key() + " in "
+                    + endpoint);
         }
         return endpoint.socketAddress();
     }
@@ -121,14 +120,47 @@ final class Options {
                 ? "busy-poll" : "blocking";
     }
 
-    static final class SizeConverter implements CommandLine.ITypeConverter<Long> {
-        @Override
-        public Long convert(String value) {
-            try {
-                return Units.parseSize(value);
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException(e.getMessage());
+    /**
+     * The endpoint a command measures: the nearest {@code --endpoint} on the way up its command line ({@code bench}'s
+     * or {@code baseline}'s own, else {@code clientcomm}'s, which has a default).
+     *
+     * @throws CommandLine.ParameterException if none names one
+     */
+    static Endpoint endpoint(CommandSpec spec) {
+        for (CommandSpec s = spec.parent(); s != null; s = s.parent()) {
+            OptionSpec option = s.findOption("--endpoint");
+            if (option != null && option.getValue() instanceof Endpoint e) {
+                return e;
             }
+        }
+        throw new CommandLine.ParameterException(spec.commandLine(), "no endpoint: give --endpoint URI");
+    }
+
+    /** A choice among a few values, each with the word the command line uses for it. */
+    interface Labelled {
+        String label();
+    }
+
+    /** Converts a label to its enum constant; anything else is refused naming the choices. */
+    abstract static class LabelConverter<E extends Enum<E> & Labelled> implements CommandLine.ITypeConverter<E> {
+        private final Class<E> type;
+        private final String what;
+
+        LabelConverter(Class<E> type, String what) {
+            this.type = type;
+            this.what = what;
+        }
+
+        @Override
+        public E convert(String value) {
+            E[] choices = type.getEnumConstants();
+            for (E e : choices) {
+                if (e.label().equals(value)) {
+                    return e;
+                }
+            }
+            throw new CommandLine.TypeConversionException("unknown " + what + " '" + value + "': expected "
+                    + Arrays.stream(choices).map(Labelled::label).collect(Collectors.joining(" or ")));
         }
     }
 }

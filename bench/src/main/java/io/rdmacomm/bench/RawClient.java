@@ -18,7 +18,10 @@ final class RawClient implements AutoCloseable {
         this.peer = peer;
     }
 
-    /** Connects (blocking) and has the raw server accept a run of {@code kind}. */
+    /**
+     * Connects (blocking) and has the raw server accept a run of {@code kind}; for
+     * {@link RawProtocol.Kind#ECHO_BUSY_POLL} the socket is then made non-blocking.
+     */
     static RawClient connect(InetSocketAddress address, RawProtocol.Kind kind, long sinkTotal) throws IOException {
         String peer = address.getHostString() + ":" + address.getPort();
         SocketChannel ch = SocketChannel.open();
@@ -30,6 +33,7 @@ final class RawClient implements AutoCloseable {
                 throw new ConnectException("cannot connect to raw baseline server " + peer + ": " + e.getMessage());
             }
             RawProtocol.greet(ch, kind, sinkTotal, peer);
+            ch.configureBlocking(kind != RawProtocol.Kind.ECHO_BUSY_POLL);
             return new RawClient(ch, peer);
         } catch (IOException | RuntimeException e) {
             ch.close();
@@ -38,37 +42,38 @@ final class RawClient implements AutoCloseable {
     }
 
     /** A blocking ping-pong of {@code size}-byte messages. */
-    RoundTrip blockingRoundTrip(int size) {
-        ByteBuffer out = Messages.pattern(size);
-        ByteBuffer in = ByteBuffer.allocateDirect(size);
-        return () -> {
-            out.clear();
-            RawProtocol.writeFully(ch, out);
-            in.clear();
-            RawProtocol.readFully(ch, in, peer);
+    EchoRoundTrip blockingRoundTrip(int size) {
+        return new EchoRoundTrip(peer, size) {
+            @Override
+            public void roundTrip() throws IOException {
+                out.clear();
+                RawProtocol.writeFully(ch, out);
+                in.clear();
+                RawProtocol.readFully(ch, in, peer);
+            }
         };
     }
 
-    /** A ping-pong that spins on a non-blocking socket instead of sleeping in the kernel. */
-    RoundTrip busyPollRoundTrip(int size) throws IOException {
-        ch.configureBlocking(false);
-        ByteBuffer out = Messages.pattern(size);
-        ByteBuffer in = ByteBuffer.allocateDirect(size);
-        return () -> {
-            out.clear();
-            while (out.hasRemaining()) {
-                if (ch.write(out) == 0) {
-                    Thread.onSpinWait();
+    /** A ping-pong that spins on the non-blocking socket instead of sleeping in the kernel. */
+    EchoRoundTrip busyPollRoundTrip(int size) {
+        return new EchoRoundTrip(peer, size) {
+            @Override
+            public void roundTrip() throws IOException {
+                out.clear();
+                while (out.hasRemaining()) {
+                    if (ch.write(out) == 0) {
+                        Thread.onSpinWait();
+                    }
                 }
-            }
-            in.clear();
-            while (in.hasRemaining()) {
-                int n = ch.read(in);
-                if (n < 0) {
-                    throw new EOFException("end of stream from " + peer + " in the middle of an echo");
-                }
-                if (n == 0) {
-                    Thread.onSpinWait();
+                in.clear();
+                while (in.hasRemaining()) {
+                    int n = ch.read(in);
+                    if (n < 0) {
+                        throw new EOFException("end of stream from " + peer + " in the middle of an echo");
+                    }
+                    if (n == 0) {
+                        Thread.onSpinWait();
+                    }
                 }
             }
         };

@@ -72,7 +72,7 @@ final class RawProtocol {
         int magic = a.getInt();
         if (magic != ANSWER_MAGIC) {
             throw new HandshakeException(String.format("%s is not a raw baseline server: expected answer magic"
-                    + " 0x%08x, got 0x%08x (start it with 'clientcomm bench raw-serve')", peer, ANSWER_MAGIC, magic));
+                    + " 0x%08x, got 0x%08x (start it with 'bench/baseline raw-serve')", peer, ANSWER_MAGIC, magic));
         }
         int status = a.getInt();
         if (status != STATUS_OK) {

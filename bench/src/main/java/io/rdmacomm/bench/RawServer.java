@@ -11,6 +11,7 @@ import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -19,7 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * One thread per connection, {@code TCP_NODELAY}, direct buffers; echo connections either block or spin on a
  * non-blocking socket, as the client asked. Other connections keep being served when one fails.
  */
-final class RawServer implements AutoCloseable {
+final class RawServer implements ServeHarness.Server, AutoCloseable {
     /**
      * The default sink read size, the fastest measured here (64k beat 256k and 1m on loopback: a read buffer that
      * stays in the core's cache costs less than the extra system calls).
@@ -34,6 +35,7 @@ final class RawServer implements AutoCloseable {
     private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final AtomicInteger count = new AtomicInteger();
+    private final CountDownLatch closed = new CountDownLatch(1);
     private volatile boolean closing;
 
     private RawServer(ServerSocketChannel listener, PrintStream log, int sinkBuffer) {
@@ -62,6 +64,30 @@ final class RawServer implements AutoCloseable {
     /** The address actually bound. */
     InetSocketAddress address() throws IOException {
         return (InetSocketAddress) listener.getLocalAddress();
+    }
+
+    @Override
+    public int port() {
+        return listener.socket().getLocalPort();
+    }
+
+    /** Waits until the server is closed: its own threads serve. */
+    @Override
+    public void run() {
+        try {
+            closed.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void stop() {
+        try {
+            close();
+        } catch (IOException e) {
+            log.println("raw-serve: closing failed: " + e.getMessage());
+        }
     }
 
     private void acceptLoop() {
@@ -96,10 +122,11 @@ final class RawServer implements AutoCloseable {
             long total = hello.getLong();
             RawProtocol.Kind kind = RawProtocol.Kind.byId(kindId).orElse(null);
             if (magic != RawProtocol.HELLO_MAGIC || version != RawProtocol.VERSION || kind == null || total < 0) {
-                RawProtocol.writeFully(ch, RawProtocol.answer(RawProtocol.STATUS_REFUSED));
+                // logged first: once the client has the answer, the log says why
                 log.printf("raw-serve: refused %s: expected magic 0x%08x version %d and a known kind, got magic"
                         + " 0x%08x version %d kind %d total %d%n", peer, RawProtocol.HELLO_MAGIC,
                         RawProtocol.VERSION, magic, version, kindId, total);
+                RawProtocol.writeFully(ch, RawProtocol.answer(RawProtocol.STATUS_REFUSED));
                 return;
             }
             RawProtocol.writeFully(ch, RawProtocol.answer(RawProtocol.STATUS_OK));
@@ -175,17 +202,19 @@ final class RawServer implements AutoCloseable {
     @Override
     public void close() throws IOException {
         closing = true;
-        listener.close();
-        for (SocketChannel ch : List.copyOf(connections)) {
-            ch.close();
-        }
         try {
+            listener.close();
+            for (SocketChannel ch : List.copyOf(connections)) {
+                ch.close();
+            }
             acceptor.join(TimeUnit.SECONDS.toMillis(5));
             for (Thread t : List.copyOf(threads)) {
                 t.join(TimeUnit.SECONDS.toMillis(5));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } finally {
+            closed.countDown();
         }
     }
 }

@@ -6,11 +6,15 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpMemMapParams;
+import org.openucx.jucx.ucp.UcpMemory;
 import org.openucx.jucx.ucp.UcpParams;
+import org.openucx.jucx.ucp.UcpRemoteKey;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
@@ -27,21 +31,28 @@ import org.openucx.jucx.ucp.UcpWorkerParams;
  * aborted session never matches a receive of the current one. Little data, big-endian:
  * <pre>
  * server → client  WELCOME (session 0)  int magic | short version | short 0 | long session
- * client → server  HELLO                int kind (1 echo, 2 sink) | int size | long sink total (0 for echo)
+ * client → server  HELLO                int kind (1 echo, 2 sink, 3 put, 4 idle put) | int size | long total
+ *                                       (echo: 0; sink, put: bytes; idle put: ms) | int target memory | int 0
  * server → client  ANSWER               long status (0 = accepted)
  * echo             PING → PONG          size bytes each way, until the client's BYE
  * sink             DATA ... → ACK       the announced total in messages of at most size bytes; ACK holds the count
- * client → server  BYE                  8 bytes; the server then closes the endpoint
+ * put, idle put    REGION               long address | int control port (0: none) | int key length | remote key
+ *                                       of a region of size bytes; then the client puts and flushes on its own
+ * client → server  BYE                  8 bytes; the server answers with a BYE of its own; the client closes the
+ *                                       endpoint, then the server
  * </pre>
+ * A put run's target region is memory UCX allocated ({@code ucp_mem_map} ALLOCATE, as rdma:// allocates its
+ * rings) or application memory that is only mapped ({@link TargetMemory}). During an idle put run the server does
+ * not progress its worker: it waits on a plain TCP control connection (to the port in REGION) for a byte per
+ * completed put and flush, and only after waiting the run's idle time in vain does it progress until the next byte;
+ * so the flush time shows whether a put into that memory needs the target's progress.
  */
 final class RawUcx {
     /** {@code UCS_MEMORY_TYPE_HOST}. */
     static final int HOST = 0;
     static final int MAGIC = 0x52554358;
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final long FULL_MASK = -1L;
-    /** Matches every type of one session. */
-    static final long SESSION_MASK = ~0xFFL;
     static final int MAX_SESSION = (1 << 24) - 1;
 
     static final int WELCOME = 1;
@@ -52,27 +63,58 @@ final class RawUcx {
     static final int DATA = 6;
     static final int ACK = 7;
     static final int BYE = 8;
+    static final int REGION = 9;
 
     static final int KIND_ECHO = 1;
     static final int KIND_SINK = 2;
+    static final int KIND_PUT = 3;
+    static final int KIND_IDLE_PUT = 4;
 
     static final long STATUS_OK = 0;
     static final long STATUS_REFUSED = 1;
 
     static final int WELCOME_LENGTH = 16;
-    static final int HELLO_LENGTH = 16;
+    static final int HELLO_LENGTH = 24;
+    /** The largest REGION message: remote keys of UCX 1.13 on shm and tcp take a few hundred bytes. */
+    static final int REGION_MAX_LENGTH = 4096;
     /** Sends (client) and receives (server) a sink keeps in flight. */
     static final int WINDOW = 16;
 
     private RawUcx() {
     }
 
-    static long tag(long session, int type) {
-        return ((long) MAGIC << 32) | (session << 8) | type;
+    /** Where a put run's target region lives; HELLO carries the ordinal (new values go at the end). */
+    enum TargetMemory implements Options.Labelled {
+        /** Allocated by UCX, which the shared-memory transports can map into the initiator. */
+        UCX("ucx"),
+        /** A direct buffer of the application, registered with {@code ucp_mem_map}. */
+        MAPPED("mapped");
+
+        private final String label;
+
+        TargetMemory(String label) {
+            this.label = label;
+        }
+
+        @Override
+        public String label() {
+            return label;
+        }
+
+        static Optional<TargetMemory> byId(int id) {
+            TargetMemory[] all = values();
+            return id >= 0 && id < all.length ? Optional.of(all[id]) : Optional.empty();
+        }
     }
 
-    static int type(long tag) {
-        return (int) (tag & 0xFF);
+    static final class TargetMemoryConverter extends Options.LabelConverter<TargetMemory> {
+        TargetMemoryConverter() {
+            super(TargetMemory.class, "target memory");
+        }
+    }
+
+    static long tag(long session, int type) {
+        return ((long) MAGIC << 32) | (session << 8) | type;
     }
 
     /** The address of {@code buffer}'s first byte, whatever its position (UcxUtils.getAddress adds the position). */
@@ -136,6 +178,22 @@ final class RawUcx {
             }
         }
 
+        /**
+         * A region of {@code size} bytes for remote access: {@code buffer}'s memory, or, when it is null, memory UCX
+         * allocates.
+         *
+         * @throws CommunicatorException if UCX refuses
+         */
+        UcpMemory map(ByteBuffer buffer, int size) throws CommunicatorException {
+            UcpMemMapParams params = new UcpMemMapParams().setLength(size).setMemoryType(HOST);
+            try {
+                return context.memoryMap(buffer == null ? params.allocate() : params.setAddress(address(buffer)));
+            } catch (RuntimeException e) {
+                throw new CommunicatorException("UCX could not map a region of " + size + " bytes: "
+                        + e.getMessage(), e);
+            }
+        }
+
         /** Progresses until {@code done}, without limit. */
         void progressUntil(BooleanSupplier done) throws IOException {
             while (!done.getAsBoolean()) {
@@ -190,9 +248,14 @@ final class RawUcx {
             return node.worker.recvTaggedNonBlocking(address, length, tag(session, type), FULL_MASK, null, HOST);
         }
 
-        /** A receive of any type of this session. */
-        UcpRequest receiveAny(long address, long length) {
-            return node.worker.recvTaggedNonBlocking(address, length, tag(session, 0), SESSION_MASK, null, HOST);
+        /** A put of {@code length} bytes at {@code address} into the peer's region at {@code remoteAddress}. */
+        UcpRequest put(long address, long length, long remoteAddress, UcpRemoteKey key) {
+            return ep.putNonBlocking(address, length, remoteAddress, key, null, HOST);
+        }
+
+        /** Completes when every put issued before it has been placed in the peer's memory. */
+        UcpRequest flush() {
+            return ep.flushNonBlocking(null);
         }
 
         /**
@@ -201,13 +264,20 @@ final class RawUcx {
          * @throws IOException if it completes with an error, or the endpoint fails first
          */
         void await(UcpRequest request, String what) throws IOException {
-            while (!request.isCompleted()) {
+            awaitEither(request, request, what);
+        }
+
+        /** As {@link #await}, until {@code a} or {@code b} completes; returns that one. */
+        UcpRequest awaitEither(UcpRequest a, UcpRequest b, String what) throws IOException {
+            while (!a.isCompleted() && !b.isCompleted()) {
                 if (errorMessage != null || abandoned.getAsBoolean()) {
                     throw failure(what);
                 }
                 node.progress();
             }
-            check(request, what);
+            UcpRequest done = a.isCompleted() ? a : b;
+            check(done, what);
+            return done;
         }
 
         /** As {@link #await}, for at most {@code timeoutNanos}; the request is cancelled when it times out. */
@@ -241,6 +311,17 @@ final class RawUcx {
                 return new IOException(what + " with " + name + " abandoned: stopping");
             }
             return new EOFException(what + " with " + name + " failed: " + errorMessage);
+        }
+
+        /**
+         * Progresses until the peer has closed the endpoint (the error handler reports it) or {@code timeoutNanos}
+         * pass.
+         */
+        void awaitClosedByPeer(long timeoutNanos) throws IOException {
+            long deadline = System.nanoTime() + timeoutNanos;
+            while (errorMessage == null && System.nanoTime() - deadline < 0) {
+                node.progress();
+            }
         }
 
         /** Closes the endpoint; waits (bounded) for UCX to finish with it. */

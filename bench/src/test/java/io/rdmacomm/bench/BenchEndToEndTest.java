@@ -45,7 +45,7 @@ class BenchEndToEndTest {
     private JsonNode runJson(String... args) throws Exception {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        var cl = BenchCommand.commandLine();
+        var cl = BenchCommandTest.bench();
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
         assertEquals(0, cl.execute(args), err::toString);
@@ -86,5 +86,14 @@ class BenchEndToEndTest {
         assertEquals(65536, r.get("size").asLong());
         assertEquals(32L << 20, r.get("total_bytes").asLong());
         assertTrue(r.get("gb_per_s").asDouble() > 0, r::toString);
+    }
+
+    @Test
+    void theResultNamesTheEndpointWithItsOptions() throws Exception {
+        String endpoint = serve("tcp://127.0.0.1:0?busyPoll=1ms");
+        JsonNode r = runJson("--endpoint", endpoint + "&connectTimeout=7s", "latency", "--iterations", "100",
+                "--warmup", "10", "--json");
+        assertEquals(Endpoint.parse(endpoint + "&connectTimeout=7s").toString(), r.get("endpoint").asText());
+        assertTrue(r.get("endpoint").asText().contains("connectTimeout=7s"), r::toString);
     }
 }

@@ -151,6 +151,48 @@ class RawUcxBaselineTest {
         var e = assertThrows(ConnectException.class, () -> RawUcxClient.connect(
                 new InetSocketAddress("127.0.0.1", port), RawUcx.KIND_ECHO, 8, 0, Duration.ofSeconds(5)));
         assertTrue(e.getMessage().startsWith("cannot connect to raw UCX baseline server 127.0.0.1:" + port
-                + " (start it with 'clientcomm bench raw-ucx-serve')"), e.getMessage());
+                + " (start it with 'bench/baseline raw-ucx-serve')"), e.getMessage());
+    }
+
+    @Test
+    void putsIntoEitherMemoryAreFlushedAndCounted() throws Exception {
+        long total = (4L << 20) + 3;
+        for (RawUcx.TargetMemory memory : RawUcx.TargetMemory.values()) {
+            try (RawUcxClient client = RawUcxClient.connect(address, RawUcx.KIND_PUT, 1 << 20, total, memory,
+                    TIMEOUT)) {
+                // Runs.bandwidth fails unless the flushes confirmed exactly the total
+                assertTrue(Runs.bandwidth(client.putSender(), Messages.pattern(1 << 20), total, Progress.silent()) > 0,
+                        memory::toString);
+            }
+        }
+        assertEquals("", log.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void putRoundTripsIntoAProgressingTargetAreRecorded() throws Exception {
+        try (RawUcxClient client = RawUcxClient.connect(address, RawUcx.KIND_PUT, 64, 64, RawUcx.TargetMemory.MAPPED,
+                TIMEOUT)) {
+            Histogram h = Runs.newHistogram();
+            Runs.latency(client.putRoundTrip(64), 10, 100, h, Progress.silent(), AllocationMeter.create());
+            assertEquals(100, h.getTotalCount());
+        }
+        assertEquals("", log.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void idlePutsCompleteWhetherOrNotTheTargetMustProgressAndTheServerGoesOn() throws Exception {
+        for (RawUcx.TargetMemory memory : RawUcx.TargetMemory.values()) {
+            try (RawUcxClient client = RawUcxClient.connect(address, RawUcx.KIND_IDLE_PUT, 8, 5, memory, TIMEOUT)) {
+                Histogram h = Runs.newHistogram();
+                Runs.latency(client.putRoundTrip(8), 2, 5, h, Progress.silent(), AllocationMeter.create());
+                assertEquals(5, h.getTotalCount(), memory::toString);
+            }
+        }
+        try (RawUcxClient client = RawUcxClient.connect(address, RawUcx.KIND_ECHO, 8, 0, TIMEOUT)) {
+            RawUcxClient.Echo rt = client.roundTrip(8);
+            rt.roundTrip();
+            assertTrue(rt.lastEchoMatches());
+        }
+        assertEquals("", log.toString(StandardCharsets.UTF_8));
     }
 }

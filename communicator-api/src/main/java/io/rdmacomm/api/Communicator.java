@@ -167,6 +167,7 @@ public interface Communicator extends AutoCloseable {
      *
      * @throws RemoteAccessException if the range is out of the region's bounds, the key is unknown or was
      *     deregistered, or the region does not allow remote reads; the connection stays usable
+     * @throws IllegalArgumentException if {@code dst} is read-only
      */
     default void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
         throw new UnsupportedOperationException(endpoint().scheme() + ":// offers no remote memory");

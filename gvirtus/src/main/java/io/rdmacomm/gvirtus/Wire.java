@@ -61,7 +61,9 @@ final class Wire {
                         + " bytes (maxRoutineNameBytes), so no routine name; the stream starts with "
                         + preview(head.array(), from));
             }
-            head.limit(from + NAME_CHUNK);
+            // never past the limit: a peer that sends exactly maxRoutineNameBytes without a NUL and then waits
+            // must get its error, not a backend waiting for bytes it will never need
+            head.limit(Math.min(from + NAME_CHUNK, max));
             if (from == 0 && c.read(head) < 0) {
                 return Optional.empty();
             }
@@ -74,11 +76,6 @@ final class Wire {
                     break;
                 }
             }
-        }
-        if (nul + 1 > max) {
-            throw new CommunicatorException("request from " + c.peerName() + ": routine name of " + nul
-                    + " bytes exceeds maxRoutineNameBytes " + max + " (counting the NUL): "
-                    + preview(head.array(), nul));
         }
         String routine = new String(head.array(), 0, nul, StandardCharsets.UTF_8);
         if (ended) {

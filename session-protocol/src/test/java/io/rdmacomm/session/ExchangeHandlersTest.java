@@ -18,6 +18,7 @@ import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.session.routine.RoutineRegistry;
+import io.rdmacomm.testkit.ScriptedPeer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -52,7 +53,7 @@ class ExchangeHandlersTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.send(message.length).encode(),
                 ByteBuffer.wrap(message)), 1000);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         assertEquals(SessionStatus.OK, Wire.reply(out).status());
@@ -63,10 +64,10 @@ class ExchangeHandlersTest {
         assertEquals(message.length, ack.body().getInt(0));
         assertEquals((int) crc.getValue(), ack.body().getInt(4));
         assertEquals(0, out.remaining());
-        InOrder order = inOrder(peer.mock);
-        order.verify(peer.mock).write(any());
-        order.verify(peer.mock).sync();
-        order.verify(peer.mock).close();
+        InOrder order = inOrder(peer.communicator());
+        order.verify(peer.communicator()).write(any());
+        order.verify(peer.communicator()).sync();
+        order.verify(peer.communicator()).close();
     }
 
     @Test
@@ -74,7 +75,7 @@ class ExchangeHandlersTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.send(100).encode(),
                 ByteBuffer.allocate(40)), 7);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -90,7 +91,7 @@ class ExchangeHandlersTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(request, ByteBuffer.allocate(64)),
                 Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         SessionReply reply = Wire.reply(peer.written());
         assertEquals(SessionStatus.REQUEST_TOO_LARGE, reply.status());
@@ -109,7 +110,7 @@ class ExchangeHandlersTest {
                 notify(REGION), notify(REGION), notify(REGION), notify(100)), 5);
         FakeRegion region = FakeRegion.stub(peer, chunk);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         assertEquals(EnumSet.of(Access.REMOTE_WRITE), region.access);
         assertEquals(REGION, region.capacity);
@@ -130,10 +131,10 @@ class ExchangeHandlersTest {
         last.get(digest);
         assertArrayEquals(sha.digest(), digest);
         assertEquals(0, out.remaining());
-        InOrder order = inOrder(region.mock, peer.mock);
+        InOrder order = inOrder(region.mock, peer.communicator());
         order.verify(region.mock).close();
-        order.verify(peer.mock).write(any());
-        order.verify(peer.mock).sync();
+        order.verify(peer.communicator()).write(any());
+        order.verify(peer.communicator()).sync();
     }
 
     @Test
@@ -142,7 +143,7 @@ class ExchangeHandlersTest {
                 Integer.MAX_VALUE);
         FakeRegion region = FakeRegion.stub(peer, new byte[10]);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         assertEquals(10, region.capacity);
     }
@@ -153,7 +154,7 @@ class ExchangeHandlersTest {
                 notify(REGION + 1)), Integer.MAX_VALUE);
         FakeRegion region = FakeRegion.stub(peer, new byte[REGION]);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -162,9 +163,9 @@ class ExchangeHandlersTest {
         assertEquals(SessionStatus.BAD_FRAME, r.status());
         assertTrue(r.message().contains((REGION + 1) + " bytes") && r.message().contains("holds " + REGION),
                 r.message());
-        InOrder order = inOrder(region.mock, peer.mock);
+        InOrder order = inOrder(region.mock, peer.communicator());
         order.verify(region.mock).close();
-        order.verify(peer.mock).write(any());
+        order.verify(peer.communicator()).write(any());
     }
 
     @Test
@@ -173,7 +174,7 @@ class ExchangeHandlersTest {
                 Integer.MAX_VALUE);
         FakeRegion.stub(peer, new byte[50]);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -187,7 +188,7 @@ class ExchangeHandlersTest {
                 ByteBuffer.wrap("GARBAGE!".getBytes(StandardCharsets.US_ASCII))), Integer.MAX_VALUE);
         FakeRegion.stub(peer, new byte[50]);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -203,7 +204,7 @@ class ExchangeHandlersTest {
                 ByteBuffer.wrap(new byte[] {0x52, 0x43, 0x57})), Integer.MAX_VALUE);
         FakeRegion region = FakeRegion.stub(peer, new byte[50]);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -218,9 +219,10 @@ class ExchangeHandlersTest {
     void registrationRefusedByTheTransportIsReportedAsFailed() throws IOException {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.oneSidedWrite(50).encode()),
                 Integer.MAX_VALUE);
-        when(peer.mock.register(any(), any())).thenThrow(new CommunicatorException("would exceed maxRegistered=1k"));
+        when(peer.communicator().register(any(), any()))
+                .thenThrow(new CommunicatorException("would exceed maxRegistered=1k"));
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -237,7 +239,7 @@ class ExchangeHandlersTest {
                 ByteBuffer.allocate(4).putInt(SessionProtocol.READ_DONE_MAGIC).flip()), Integer.MAX_VALUE);
         FakeRegion region = FakeRegion.stub(peer, null);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         assertEquals(EnumSet.of(Access.REMOTE_READ), region.access);
         assertEquals(REGION, region.capacity);
@@ -250,11 +252,11 @@ class ExchangeHandlersTest {
         assertEquals(ExchangeResult.ok(ByteBuffer.allocate(0)), Wire.result(out));
         assertEquals(0, out.remaining());
         // deregistered before the last result, while the client still waits for it
-        InOrder order = inOrder(peer.mock, region.mock);
-        order.verify(peer.mock).read(any());
+        InOrder order = inOrder(peer.communicator(), region.mock);
+        order.verify(peer.communicator()).read(any());
         order.verify(region.mock).close();
-        order.verify(peer.mock).write(any());
-        order.verify(peer.mock).close();
+        order.verify(peer.communicator()).write(any());
+        order.verify(peer.communicator()).close();
     }
 
     @Test
@@ -263,7 +265,7 @@ class ExchangeHandlersTest {
                 ByteBuffer.wrap("DONE".getBytes(StandardCharsets.US_ASCII))), Integer.MAX_VALUE);
         FakeRegion region = FakeRegion.stub(peer, null);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -287,9 +289,9 @@ class ExchangeHandlersTest {
             placed[0] = new byte[src.remaining()];
             src.get(placed[0]);
             return null;
-        }).when(peer.mock).put(put.capture(), eq(output), eq(0L));
+        }).when(peer.communicator()).put(put.capture(), eq(output), eq(0L));
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         assertEquals("HELLO, GVIRTUS", new String(placed[0], StandardCharsets.UTF_8));
         ByteBuffer out = peer.written();
@@ -298,10 +300,10 @@ class ExchangeHandlersTest {
         assertEquals(SessionStatus.OK, r.status());
         assertEquals(0, r.body().getInt(0));
         assertEquals(placed[0].length, r.body().getInt(4));
-        InOrder order = inOrder(peer.mock);
-        order.verify(peer.mock).put(any(), eq(output), eq(0L));
-        order.verify(peer.mock).write(any());
-        order.verify(peer.mock).sync();
+        InOrder order = inOrder(peer.communicator());
+        order.verify(peer.communicator()).put(any(), eq(output), eq(0L));
+        order.verify(peer.communicator()).write(any());
+        order.verify(peer.communicator()).sync();
     }
 
     @Test
@@ -309,12 +311,12 @@ class ExchangeHandlersTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.call("rm-rf", 0).encode()),
                 Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         SessionReply reply = Wire.reply(peer.written());
         assertEquals(SessionStatus.UNKNOWN_ROUTINE, reply.status());
         assertEquals("unknown routine 'rm-rf'; this server has: echo, sha256, sum, upper", reply.message());
-        verify(peer.mock, never()).put(any(), any(), anyLong());
+        verify(peer.communicator(), never()).put(any(), any(), anyLong());
     }
 
     @Test
@@ -322,7 +324,7 @@ class ExchangeHandlersTest {
         RegionDescriptor output = new RegionDescriptor(1, 64, EnumSet.of(Access.REMOTE_WRITE), new byte[] {1});
         ScriptedPeer peer = new ScriptedPeer(call("sum", output, "1 2 three"), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -331,7 +333,7 @@ class ExchangeHandlersTest {
         assertEquals(1, r.body().getInt(0));
         assertEquals(0, r.body().getInt(4));
         assertTrue(r.message().contains("'three'"), r.message());
-        verify(peer.mock, never()).put(any(), any(), anyLong());
+        verify(peer.communicator(), never()).put(any(), any(), anyLong());
     }
 
     @Test
@@ -339,14 +341,14 @@ class ExchangeHandlersTest {
         RegionDescriptor output = new RegionDescriptor(1, 10, EnumSet.of(Access.REMOTE_WRITE), new byte[] {1});
         ScriptedPeer peer = new ScriptedPeer(call("echo", output, "more than ten bytes"), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
         ExchangeResult r = Wire.result(out);
         assertEquals(SessionStatus.OUTPUT_TOO_LARGE, r.status());
         assertTrue(r.message().contains("19 bytes") && r.message().contains("holds 10"), r.message());
-        verify(peer.mock, never()).put(any(), any(), anyLong());
+        verify(peer.communicator(), never()).put(any(), any(), anyLong());
     }
 
     @Test
@@ -354,7 +356,7 @@ class ExchangeHandlersTest {
         RegionDescriptor output = new RegionDescriptor(1, 64, EnumSet.of(Access.REMOTE_READ), new byte[] {1});
         ScriptedPeer peer = new ScriptedPeer(call("echo", output, "x"), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -369,7 +371,7 @@ class ExchangeHandlersTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.call("echo", 0).encode(), frame),
                 Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -384,7 +386,7 @@ class ExchangeHandlersTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.call("echo", 0).encode(), frame,
                 ByteBuffer.allocate(100)), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -392,7 +394,7 @@ class ExchangeHandlersTest {
         assertEquals(SessionStatus.BAD_FRAME, r.status());
         assertTrue(r.message().contains("60000"), r.message());
         assertEquals(0, out.remaining(), "nothing after the error");
-        verify(peer.mock, never()).put(any(), any(), anyLong());
+        verify(peer.communicator(), never()).put(any(), any(), anyLong());
     }
 
     @Test
@@ -401,7 +403,7 @@ class ExchangeHandlersTest {
         byte[] script = call("echo", output, "abcdef");
         ScriptedPeer peer = new ScriptedPeer(java.util.Arrays.copyOf(script, script.length - 2), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         Wire.reply(out);
@@ -435,7 +437,7 @@ class ExchangeHandlersTest {
         /** Stubs {@code register}; {@code placed}, when given, is copied into the memory as a peer's put would. */
         static FakeRegion stub(ScriptedPeer peer, byte[] placed) throws IOException {
             FakeRegion r = new FakeRegion();
-            when(peer.mock.register(any(), any())).thenAnswer(inv -> {
+            when(peer.communicator().register(any(), any())).thenAnswer(inv -> {
                 ByteBuffer memory = inv.getArgument(0);
                 r.access = inv.getArgument(1);
                 r.capacity = memory.remaining();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmacomm.session.routine.RoutineRegistry;
+import io.rdmacomm.testkit.ScriptedPeer;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -44,7 +45,7 @@ class GroupHandlerTest {
             ScriptedPeer p = new ScriptedPeer(script, 5);
             peers.add(p);
             running.add(sessions.submit(() -> {
-                d.serve(p.mock);
+                d.serve(p.communicator());
                 return null;
             }));
         }
@@ -152,7 +153,7 @@ class GroupHandlerTest {
         ScriptedPeer first = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.allToAll("m", 2, 8).encode(),
                 ByteBuffer.allocate(12).putInt(8).position(12).flip()), 5);
         Future<?> waiting = sessions.submit(() -> {
-            d.serve(first.mock);
+            d.serve(first.communicator());
             return null;
         });
         // the group exists once the first member's request is consumed; poll for that with a deadline

@@ -16,6 +16,7 @@ import static org.mockito.Mockito.when;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.testkit.ScriptedPeer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
@@ -42,18 +43,18 @@ class SessionDispatcherTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.echo().encode(),
                 ByteBuffer.wrap(payload)), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         assertEquals(SessionReply.ok(), readReply(out));
         assertArrayEquals(payload, remaining(out));
-        InOrder order = inOrder(peer.mock);
-        order.verify(peer.mock).write(any());
-        order.verify(peer.mock).sync();
-        order.verify(peer.mock).read(any());
-        order.verify(peer.mock).write(any());
-        order.verify(peer.mock).sync();
-        order.verify(peer.mock).close();
+        InOrder order = inOrder(peer.communicator());
+        order.verify(peer.communicator()).write(any());
+        order.verify(peer.communicator()).sync();
+        order.verify(peer.communicator()).read(any());
+        order.verify(peer.communicator()).write(any());
+        order.verify(peer.communicator()).sync();
+        order.verify(peer.communicator()).close();
     }
 
     @Test
@@ -63,7 +64,7 @@ class SessionDispatcherTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.echo().encode(),
                 ByteBuffer.wrap(payload)), 977);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         assertEquals(SessionStatus.OK, readReply(out).status());
@@ -76,7 +77,7 @@ class SessionDispatcherTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.sink(total).encode(),
                 ByteBuffer.allocate(total)), 8191);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         assertEquals(SessionStatus.OK, readReply(out).status());
@@ -91,17 +92,17 @@ class SessionDispatcherTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.sink(1000).encode(),
                 ByteBuffer.allocate(1500)), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         readReply(out);
         out.getInt();
         assertEquals(1000, out.getLong());
         assertEquals(SessionProtocol.REQUEST_HEADER_LENGTH + 8 + 1500, peer.consumed());
-        InOrder order = inOrder(peer.mock);
-        order.verify(peer.mock, atLeastOnce()).sync();
-        order.verify(peer.mock, atLeastOnce()).read(any());
-        order.verify(peer.mock).close();
+        InOrder order = inOrder(peer.communicator());
+        order.verify(peer.communicator(), atLeastOnce()).sync();
+        order.verify(peer.communicator(), atLeastOnce()).read(any());
+        order.verify(peer.communicator()).close();
     }
 
     @Test
@@ -109,7 +110,7 @@ class SessionDispatcherTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.sink(1000).encode(),
                 ByteBuffer.allocate(400)), 64);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         ByteBuffer out = peer.written();
         readReply(out);
@@ -122,12 +123,12 @@ class SessionDispatcherTest {
         byte[] garbage = "GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
         ScriptedPeer peer = new ScriptedPeer(garbage, Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         SessionReply reply = readReply(peer.written());
         assertEquals(SessionStatus.BAD_MAGIC, reply.status());
         assertTrue(reply.message().contains("0x47455420"), reply.message());
-        verify(peer.mock, atLeastOnce()).close();
+        verify(peer.communicator(), atLeastOnce()).close();
     }
 
     @Test
@@ -136,7 +137,7 @@ class SessionDispatcherTest {
         request.putShort(4, (short) 9);
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(request), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         SessionReply reply = readReply(peer.written());
         assertEquals(SessionStatus.BAD_VERSION, reply.status());
@@ -150,7 +151,7 @@ class SessionDispatcherTest {
         request.putShort(6, (short) 99);
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(request), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         SessionReply reply = readReply(peer.written());
         assertEquals(SessionStatus.UNKNOWN_EXCHANGE, reply.status());
@@ -164,7 +165,7 @@ class SessionDispatcherTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(request, ByteBuffer.allocate(1 << 20)),
                 Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         SessionReply reply = readReply(peer.written());
         assertEquals(SessionStatus.REQUEST_TOO_LARGE, reply.status());
@@ -178,7 +179,7 @@ class SessionDispatcherTest {
         SessionRequest.echo().encode().get(partial);
         ScriptedPeer peer = new ScriptedPeer(partial, 2);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         SessionReply reply = readReply(peer.written());
         assertEquals(SessionStatus.TRUNCATED, reply.status());
@@ -192,7 +193,7 @@ class SessionDispatcherTest {
                 .flip();
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(request), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         SessionReply reply = readReply(peer.written());
         assertEquals(SessionStatus.BAD_PARAMETERS, reply.status());
@@ -205,7 +206,7 @@ class SessionDispatcherTest {
         request.putLong(SessionProtocol.REQUEST_HEADER_LENGTH, -1L);
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(request), Integer.MAX_VALUE);
 
-        dispatcher.serve(peer.mock);
+        dispatcher.serve(peer.communicator());
 
         assertEquals(SessionStatus.BAD_PARAMETERS, readReply(peer.written()).status());
     }
@@ -217,7 +218,7 @@ class SessionDispatcherTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.sink(10).encode()),
                 Integer.MAX_VALUE);
 
-        echoOnly.serve(peer.mock);
+        echoOnly.serve(peer.communicator());
 
         SessionReply reply = readReply(peer.written());
         assertEquals(SessionStatus.UNKNOWN_EXCHANGE, reply.status());
@@ -234,10 +235,10 @@ class SessionDispatcherTest {
         ScriptedPeer peer = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.sink(12345).encode()),
                 Integer.MAX_VALUE);
 
-        IOException e = assertThrows(IOException.class, () -> d.serve(peer.mock));
+        IOException e = assertThrows(IOException.class, () -> d.serve(peer.communicator()));
 
         assertEquals("disk full", e.getMessage());
-        verify(peer.mock).close();
+        verify(peer.communicator()).close();
     }
 
     @Test
@@ -292,7 +293,7 @@ class SessionDispatcherTest {
 
     private static SessionReply readReply(ByteBuffer out) throws IOException {
         ScriptedPeer reader = new ScriptedPeer(remaining(out.duplicate()), Integer.MAX_VALUE);
-        SessionReply reply = SessionReply.read(reader.mock);
+        SessionReply reply = SessionReply.read(reader.communicator());
         out.position(out.position() + reader.consumed());
         return reply;
     }

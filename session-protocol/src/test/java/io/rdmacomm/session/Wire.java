@@ -1,5 +1,6 @@
 package io.rdmacomm.session;
 
+import io.rdmacomm.testkit.ScriptedPeer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -10,14 +11,14 @@ final class Wire {
 
     static SessionReply reply(ByteBuffer out) throws IOException {
         ScriptedPeer reader = new ScriptedPeer(remaining(out), Integer.MAX_VALUE);
-        SessionReply reply = SessionReply.read(reader.mock);
+        SessionReply reply = SessionReply.read(reader.communicator());
         out.position(out.position() + reader.consumed());
         return reply;
     }
 
     static ExchangeResult result(ByteBuffer out) throws IOException {
         ScriptedPeer reader = new ScriptedPeer(remaining(out), Integer.MAX_VALUE);
-        ExchangeResult result = ExchangeResult.read(reader.mock);
+        ExchangeResult result = ExchangeResult.read(reader.communicator());
         out.position(out.position() + reader.consumed());
         return result;
     }

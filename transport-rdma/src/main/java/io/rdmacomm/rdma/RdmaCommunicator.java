@@ -10,12 +10,13 @@ import io.rdmacomm.api.Units;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaListener;
 import io.rdmacomm.rdma.spi.RdmaProvider;
+import io.rdmacomm.api.support.AbstractCommunicator;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
-import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -24,7 +25,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,65 +34,44 @@ import org.slf4j.LoggerFactory;
  * placed in the peer's registered memory; a server completes handshakes on its own thread
  * ({@code rdmacomm-rdma-accept}), so a client's {@code connect()} does not wait for {@code accept()}.
  */
-public final class RdmaCommunicator implements Communicator {
+public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicator.ConnectionLink> {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaCommunicator.class);
     private static final long ACCEPT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    private enum State { NEW, SERVING, CONNECTED }
-
     private final RdmaProvider provider;
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile Endpoint endpoint;
-    private volatile State state = State.NEW;
-    private volatile Connection connection;
-
-    private RdmaListener listener;
-    private Thread acceptor;
+    private volatile RdmaListener listener;
+    private volatile Thread acceptor;
     private final ConcurrentLinkedQueue<Connection> arrived = new ConcurrentLinkedQueue<>();
     private final LinkedBlockingQueue<Connection> ready = new LinkedBlockingQueue<>();
 
     RdmaCommunicator(Endpoint endpoint, RdmaProvider provider) {
-        this.endpoint = endpoint;
+        super(endpoint);
         this.provider = provider;
     }
 
     private RdmaCommunicator(Endpoint serverEndpoint, RdmaProvider provider, Connection accepted) {
-        this(serverEndpoint, provider);
-        this.connection = accepted;
-        this.state = State.CONNECTED;
+        super(serverEndpoint, new ConnectionLink(accepted));
+        this.provider = provider;
     }
 
     @Override
-    public Endpoint endpoint() {
-        return endpoint;
-    }
-
-    @Override
-    public String peerName() {
-        Connection c = connection;
-        return c == null ? "unconnected" : c.peerName();
-    }
-
-    @Override
-    public synchronized void serve() throws IOException {
-        checkNotClosed();
-        if (state != State.NEW) {
-            throw new IllegalStateException(endpoint + " already " + (state == State.SERVING ? "serves" : "connected"));
-        }
+    protected Endpoint listen() throws IOException {
+        RdmaListener l;
         try {
-            listener = provider.listen(endpoint.socketAddress(), this::arrived);
+            l = provider.listen(endpoint().socketAddress(), this::arrived);
         } catch (IOException e) {
-            throw new IOException("cannot serve " + endpoint + ": " + e.getMessage(), e);
+            throw new IOException("cannot serve " + endpoint() + ": " + e.getMessage(), e);
         }
-        endpoint = endpoint.withPort(listener.address().getPort());
-        acceptor = new Thread(this::handshakes, "rdmacomm-rdma-accept");
-        acceptor.setDaemon(true);
-        state = State.SERVING;
-        acceptor.start();
+        listener = l;
+        Thread t = new Thread(this::handshakes, "rdmacomm-rdma-accept");
+        t.setDaemon(true);
+        acceptor = t;
+        t.start();
+        return endpoint().withPort(l.address().getPort());
     }
 
     private Connection arrived(RdmaChannel channel) {
-        Connection c = new Connection(endpoint);
+        Connection c = new Connection(endpoint());
         c.attach(channel);
         arrived.add(c);
         Thread t = acceptor;
@@ -104,11 +83,11 @@ public final class RdmaCommunicator implements Communicator {
 
     /** The accept thread: completes server handshakes, dropping peers that fail or stay silent. */
     private void handshakes() {
-        long timeout = endpoint.duration(EndpointOption.HANDSHAKE_TIMEOUT).toNanos();
+        long timeout = endpoint().duration(EndpointOption.HANDSHAKE_TIMEOUT).toNanos();
         List<Connection> pending = new ArrayList<>();
         List<Long> deadlines = new ArrayList<>();
         Thread me = Thread.currentThread();
-        while (!closed.get()) {
+        while (isOpen()) {
             for (Connection c; (c = arrived.poll()) != null;) {
                 c.watch(me);
                 pending.add(c);
@@ -126,13 +105,13 @@ public final class RdmaCommunicator implements Communicator {
                         c.serverHandshake();
                         ready.add(c);
                     } catch (IOException | RuntimeException e) {
-                        LOG.warn("{}: dropped peer {}: {}", endpoint, c.peerName(), e.getMessage());
+                        LOG.warn("{}: dropped peer {}: {}", endpoint(), c.peerName(), e.getMessage());
                         c.close();
                     }
                 } else if (System.nanoTime() - deadline >= 0) {
                     it.remove();
                     d.remove();
-                    LOG.warn("{}: dropped peer {}: no handshake within {}", endpoint, c.peerName(),
+                    LOG.warn("{}: dropped peer {}: no handshake within {}", endpoint(), c.peerName(),
                             Units.formatDuration(Duration.ofNanos(timeout)));
                     c.close();
                 }
@@ -143,19 +122,15 @@ public final class RdmaCommunicator implements Communicator {
     }
 
     @Override
-    public Communicator accept() throws IOException {
-        checkNotClosed();
-        if (state != State.SERVING) {
-            throw new IllegalStateException(endpoint + ": accept() before serve()");
-        }
-        Duration timeout = endpoint.duration(EndpointOption.ACCEPT_TIMEOUT);
+    protected Communicator acceptNext() throws IOException {
+        Duration timeout = endpoint().duration(EndpointOption.ACCEPT_TIMEOUT);
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             long wait = ACCEPT_SLICE_NANOS;
             if (!timeout.isZero()) {
                 wait = Math.min(wait, deadline - System.nanoTime());
                 if (wait <= 0) {
-                    throw new SocketTimeoutException("accept on " + endpoint + " timed out after "
+                    throw new SocketTimeoutException("accept on " + endpoint() + " timed out after "
                             + Units.formatDuration(timeout));
                 }
             }
@@ -164,145 +139,124 @@ public final class RdmaCommunicator implements Communicator {
                 c = ready.poll(wait, TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("accept on " + endpoint + " interrupted");
+                throw new InterruptedIOException("accept on " + endpoint() + " interrupted");
             }
-            if (closed.get()) {
+            if (!isOpen()) {
                 if (c != null) {
                     c.close();
                 }
                 throw new AsynchronousCloseException();
             }
             if (c != null) {
-                return new RdmaCommunicator(endpoint, provider, c);
+                return new RdmaCommunicator(endpoint(), provider, c);
             }
         }
     }
 
     @Override
-    public synchronized void connect() throws IOException {
-        checkNotClosed();
-        if (state != State.NEW) {
-            throw new IllegalStateException(endpoint + " already " + (state == State.SERVING ? "serves" : "connected"));
-        }
-        Duration timeout = endpoint.duration(EndpointOption.CONNECT_TIMEOUT);
+    protected ConnectionLink dial() throws IOException {
+        Duration timeout = endpoint().duration(EndpointOption.CONNECT_TIMEOUT);
         long deadline = System.nanoTime() + timeout.toNanos();
-        Connection c = new Connection(endpoint);
-        connection = c;
+        Connection c = new Connection(endpoint());
+        abortDialWith(c::close);
         try {
             RdmaChannel ch;
             try {
-                ch = provider.connect(endpoint.socketAddress(), timeout, c);
+                ch = provider.connect(endpoint().socketAddress(), timeout, c);
             } catch (ConnectException e) {
-                ConnectException named = new ConnectException("connect to " + endpoint + " failed: " + e.getMessage());
+                ConnectException named = new ConnectException("connect to " + endpoint() + " failed: "
+                        + e.getMessage());
                 named.initCause(e);
                 throw named;
             } catch (SocketTimeoutException e) {
-                SocketTimeoutException named = new SocketTimeoutException("connect to " + endpoint
+                SocketTimeoutException named = new SocketTimeoutException("connect to " + endpoint()
                         + " timed out after " + Units.formatDuration(timeout));
                 named.initCause(e);
                 throw named;
             }
             c.attach(ch);
             c.clientHandshake(deadline);
-            state = State.CONNECTED;
+            return new ConnectionLink(c);
         } catch (IOException | RuntimeException e) {
             c.close();
-            connection = null;
             throw e;
         }
     }
 
     @Override
-    public int read(ByteBuffer dst) throws IOException {
-        return connected().read(dst);
-    }
-
-    @Override
-    public void write(ByteBuffer src) throws IOException {
-        connected().write(src);
-    }
-
-    @Override
-    public void sync() throws IOException {
-        connected().sync();
-    }
-
-    @Override
-    public MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
-        return connected().register(buffer, access);
-    }
-
-    @Override
-    public void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
-        connected().put(src, remote, offset);
-    }
-
-    @Override
-    public void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
-        connected().get(remote, offset, dst);
-    }
-
-    /** Registered bytes of this connection (ring, staging, cache, regions), for tests of the budget. */
-    long registeredBytes() {
-        Connection c = connection;
-        return c == null ? 0 : c.registeredBytes();
-    }
-
-    /** Bytes this side wrote zero-copy into the peer's advertised buffers, for tests of the protocol path. */
-    long zeroCopyBytes() {
-        Connection c = connection;
-        return c == null ? 0 : c.zeroCopyBytes();
-    }
-
-    private Connection connected() throws ClosedChannelException {
-        checkNotClosed();
-        Connection c = connection;
-        if (state != State.CONNECTED || c == null) {
-            throw new IllegalStateException(endpoint + " is not connected");
-        }
-        return c;
-    }
-
-    private void checkNotClosed() throws ClosedChannelException {
-        if (closed.get()) {
-            throw new ClosedChannelException();
-        }
-    }
-
-    @Override
-    public boolean isOpen() {
-        return !closed.get();
-    }
-
-    @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        Connection c = connection;
-        if (c != null) {
-            c.close();
-        }
-        if (listener != null) {
-            listener.close();
-        }
+    protected void stopServing() {
+        listener.close();
         Thread t = acceptor;
-        if (t != null) {
-            LockSupport.unpark(t);
-            try {
-                t.join(TimeUnit.SECONDS.toMillis(5));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (t.isAlive()) {
-                LOG.warn("{}: accept thread did not stop within 5 s", endpoint);
-            }
+        LockSupport.unpark(t);
+        try {
+            t.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (t.isAlive()) {
+            LOG.warn("{}: accept thread did not stop within 5 s", endpoint());
         }
         for (Connection r; (r = ready.poll()) != null;) {
             r.close();
         }
         for (Connection r; (r = arrived.poll()) != null;) {
             r.close();
+        }
+    }
+
+    /** This connection's counters; zero for a communicator that is not connected. */
+    public RdmaStatistics statistics() {
+        ConnectionLink l = link();
+        return l == null ? new RdmaStatistics(0, 0)
+                : new RdmaStatistics(l.connection.registeredBytes(), l.connection.zeroCopyBytes());
+    }
+
+    /** A {@link Connection} as the communicator's link: its package-level calls, one to one. */
+    static final class ConnectionLink implements AbstractCommunicator.Link {
+        final Connection connection;
+
+        ConnectionLink(Connection connection) {
+            this.connection = connection;
+        }
+
+        @Override
+        public String peerName() {
+            return connection.peerName();
+        }
+
+        @Override
+        public int read(ByteBuffer dst) throws IOException {
+            return connection.read(dst);
+        }
+
+        @Override
+        public void write(ByteBuffer src) throws IOException {
+            connection.write(src);
+        }
+
+        @Override
+        public void sync() throws IOException {
+            connection.sync();
+        }
+
+        @Override
+        public MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
+            return connection.register(buffer, access);
+        }
+
+        @Override
+        public void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
+            connection.put(src, remote, offset);
+        }
+
+        @Override
+        public void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
+            connection.get(remote, offset, dst);
+        }
+
+        @Override
+        public void close() {
+            connection.close();
         }
     }
 }

@@ -1,94 +1,103 @@
 package io.rdmacomm.rdma;
 
-import io.rdmacomm.api.HandshakeException;
 import io.rdmacomm.api.RegionDescriptor;
 import java.nio.ByteBuffer;
 import java.util.HexFormat;
 
 /**
- * The control messages of the rdma stream protocol, all big-endian, each starting with a one-byte type.
+ * The control messages of the rdma stream protocol: each is big-endian, starts with a one-byte type and has one
+ * class that encodes it into a caller's buffer and checks and reads it in place (no copy, no allocation on the
+ * hot path: DATA, DATA_INLINE, CREDIT).
  *
  * <pre>
- * HELLO      1 | u32 magic 'RDMC' | u16 version | descriptor of the sender's receive ring
- * DATA       2 | u64 stream position | u64 ring cursor | u32 length      (after a ring write)
- * CREDIT     3 | u64 ring bytes consumed
- * ADVERT     4 | u32 seq | u64 stream position | u64 ring bytes consumed | u64 address | u32 length | descriptor
- * ZDATA      5 | u32 seq | u64 stream position | u32 length             (after a write into an advertised buffer)
- * CANCEL     6 | u32 seq
- * CANCEL_ACK 7 | u32 seq
- * CLOSE      8 | u64 final stream position
- * ANNOUNCE   9 | u32 region id | descriptor                              (a region registered for the peer)
- * REVOKE    10 | u32 region id
- * ACK       11 | u8 acknowledged type | u32 region id (ANNOUNCE, REVOKE; CLOSE with id 0, sent on its arrival)
- * DATA_INLINE 12 | u64 stream position | u64 ring cursor | u32 length | the bytes (small ring chunks; the reader's
- *                  side places them into its ring at the cursor, so ring and credit accounting are as for DATA)
+ * HELLO 1 ({@link HelloMessage})       DATA 2, DATA_INLINE 12 ({@link DataMessage})   CREDIT 3 ({@link CreditMessage})
+ * ADVERT 4 ({@link AdvertMessage})     ZDATA 5 ({@link ZeroCopyDataMessage})         CANCEL 6, CANCEL_ACK 7 ({@link CancelMessage})
+ * CLOSE 8 ({@link CloseMessage})       ANNOUNCE 9 ({@link AnnounceMessage})          REVOKE 10 ({@link RevokeMessage})
+ * ACK 11 ({@link AckMessage})
  * </pre>
+ *
+ * Encoders write the message from index 0 of a big-endian buffer and return it with position 0 and the message's
+ * length as limit. Readers take a buffer whose position is the message's first byte and whose limit is its end,
+ * and read by absolute index only (a provider may reuse the buffer after the handler returns).
  */
 final class Wire {
-    static final int MAGIC = 0x52444D43;
-    static final short VERSION = 1;
-
-    static final byte HELLO = 1;
-    static final byte DATA = 2;
-    static final byte CREDIT = 3;
-    static final byte ADVERT = 4;
-    static final byte ZDATA = 5;
-    static final byte CANCEL = 6;
-    static final byte CANCEL_ACK = 7;
-    static final byte CLOSE = 8;
-    static final byte ANNOUNCE = 9;
-    static final byte REVOKE = 10;
-    static final byte ACK = 11;
-    static final byte DATA_INLINE = 12;
-
-    static final int DATA_INLINE_HEADER = 1 + 8 + 8 + 4;
-
-    static final int HELLO_HEADER = 1 + 4 + 2;
+    static final int TYPE_OFFSET = 0;
 
     private Wire() {
     }
 
-    static ByteBuffer hello(RegionDescriptor ring) {
-        ByteBuffer b = ByteBuffer.allocate(HELLO_HEADER + ring.encodedLength());
-        b.put(HELLO).putInt(MAGIC).putShort(VERSION);
-        ring.writeTo(b);
-        return b.flip();
+    /** The type of a message; an empty message is malformed. */
+    static byte type(ByteBuffer m) throws MalformedMessageException {
+        if (!m.hasRemaining()) {
+            throw new MalformedMessageException((byte) 0, "empty message");
+        }
+        return m.get(m.position() + TYPE_OFFSET);
+    }
+
+    /** The name of a message type ({@code "DATA"}), or {@code "type 99"} for an unknown one. */
+    static String name(byte type) {
+        return switch (type) {
+            case HelloMessage.TYPE -> "HELLO";
+            case DataMessage.DATA -> "DATA";
+            case CreditMessage.TYPE -> "CREDIT";
+            case AdvertMessage.TYPE -> "ADVERT";
+            case ZeroCopyDataMessage.TYPE -> "ZDATA";
+            case CancelMessage.CANCEL -> "CANCEL";
+            case CancelMessage.CANCEL_ACK -> "CANCEL_ACK";
+            case CloseMessage.TYPE -> "CLOSE";
+            case AnnounceMessage.TYPE -> "ANNOUNCE";
+            case RevokeMessage.TYPE -> "REVOKE";
+            case AckMessage.TYPE -> "ACK";
+            case DataMessage.DATA_INLINE -> "DATA_INLINE";
+            default -> "type " + type;
+        };
+    }
+
+    /** A message of fixed length must have exactly that length. */
+    static void requireLength(ByteBuffer m, byte type, int length) throws MalformedMessageException {
+        if (m.remaining() != length) {
+            throw new MalformedMessageException(type, m.remaining() + " bytes, expected " + length);
+        }
+    }
+
+    /** A message with a variable part must at least hold its fixed part. */
+    static void requireAtLeast(ByteBuffer m, byte type, int length) throws MalformedMessageException {
+        if (m.remaining() < length) {
+            throw new MalformedMessageException(type, m.remaining() + " bytes, expected at least " + length);
+        }
+    }
+
+    static void requireNonNegative(byte type, String field, long value) throws MalformedMessageException {
+        if (value < 0) {
+            throw new MalformedMessageException(type, "negative " + field + " " + value);
+        }
     }
 
     /**
-     * Validates a peer's HELLO and returns its ring descriptor.
+     * Reads the region descriptor that fills a message from {@code offset} to its end.
      *
-     * @throws HandshakeException naming what arrived instead
+     * @param field the descriptor's name in error messages ({@code "ring descriptor"})
      */
-    static RegionDescriptor parseHello(ByteBuffer msg, String peer) throws HandshakeException {
-        ByteBuffer m = msg.duplicate();
-        if (m.remaining() < HELLO_HEADER || m.get(m.position()) != HELLO) {
-            throw new HandshakeException("handshake from " + peer + ": expected an rdmacomm HELLO (type 1, magic"
-                    + " 0x52444d43 'RDMC', version " + VERSION + "), got " + describe(msg));
-        }
-        m.get();
-        int magic = m.getInt();
-        if (magic != MAGIC) {
-            throw new HandshakeException("handshake from " + peer + ": expected magic 0x52444d43 ('RDMC'), got 0x"
-                    + Integer.toHexString(magic) + " (" + describe(msg) + ")");
-        }
-        short version = m.getShort();
-        if (version != VERSION) {
-            throw new HandshakeException("handshake from " + peer + ": protocol version " + version
-                    + ", expected " + VERSION);
-        }
+    static RegionDescriptor descriptor(ByteBuffer m, byte type, int offset, String field)
+            throws MalformedMessageException {
+        ByteBuffer d = m.duplicate().position(m.position() + offset);
+        RegionDescriptor descriptor;
         try {
-            return RegionDescriptor.readFrom(m);
+            descriptor = RegionDescriptor.readFrom(d);
         } catch (IllegalArgumentException e) {
-            throw new HandshakeException("handshake from " + peer + ": bad ring descriptor: " + e.getMessage(), e);
+            throw new MalformedMessageException(type, "bad " + field + ": " + e.getMessage());
         }
+        if (d.hasRemaining()) {
+            throw new MalformedMessageException(type, d.remaining() + " bytes after the " + field);
+        }
+        return descriptor;
     }
 
     /** The first bytes of a message in hex, for error messages. */
     static String describe(ByteBuffer msg) {
         int n = Math.min(msg.remaining(), 16);
         byte[] head = new byte[n];
-        msg.duplicate().get(head);
+        msg.get(msg.position(), head);
         return msg.remaining() + " bytes " + HexFormat.ofDelimiter(" ").formatHex(head)
                 + (msg.remaining() > n ? " …" : "");
     }

@@ -111,7 +111,7 @@ class EngineTest {
             int n = Math.min(data.length - off, 1 + r.nextInt(r.nextBoolean() ? 100 : 300_000));
             ByteBuffer src = r.nextBoolean() ? directSrc.clear().put(data, off, n).flip()
                     : ByteBuffer.wrap(data, off, n);
-            if (src.isDirect() && client.zeroCopyBytes() == 0) {
+            if (src.isDirect() && client.statistics().zeroCopyBytesWritten() == 0) {
                 // zero copy needs the reader blocked with nothing to read (it then advertises a direct dst): until
                 // one write took that path, let the reader drain before direct writes instead of racing it
                 client.sync();
@@ -127,13 +127,13 @@ class EngineTest {
         }
         client.sync();
         assertArrayEquals(data, received.get(20, TimeUnit.SECONDS));
-        assertTrue(client.zeroCopyBytes() > 0, "no write took the zero-copy path");
+        assertTrue(client.statistics().zeroCopyBytesWritten() > 0, "no write took the zero-copy path");
     }
 
     @ParameterizedTest(name = "{0} then {1} bytes")
     @CsvSource({"1500, 2500", "1000, 2000", "2000, 1000", "500, 700"})
     void reorderedNotificationsAreReadInStreamOrder(int first, int second) throws Exception {
-        // sizes above Connection.INLINE_MAX go as a ring write + DATA, the others inside DATA_INLINE: every mix
+        // sizes above Sender.INLINE_MAX go as a ring write + DATA, the others inside DATA_INLINE: every mix
         open("?ringSize=8k");
         InMemoryProvider.Chan ch = clientChannel();
         ch.swapNextNotification = true;
@@ -146,7 +146,7 @@ class EngineTest {
         accepted.readFully(got);
         assertArrayEquals(data, got.array());
         assertFalse(ch.swapNextNotification, "no notification was held back");
-        assertEquals((first > Connection.INLINE_MAX ? 1 : 0) + (second > Connection.INLINE_MAX ? 1 : 0),
+        assertEquals((first > Sender.INLINE_MAX ? 1 : 0) + (second > Sender.INLINE_MAX ? 1 : 0),
                 ch.writes.get(), "ring writes");
     }
 
@@ -350,28 +350,19 @@ class EngineTest {
     @Test
     void registrationsAreBoundedByMaxRegistered() throws Exception {
         open("?ringSize=4k&maxRegistered=64k");
-        assertEquals(8 * 1024, accepted.registeredBytes());
+        assertEquals(8 * 1024, accepted.statistics().registeredBytes());
         MemoryRegion r = accepted.register(ByteBuffer.allocateDirect(32 * 1024), Access.readWrite());
         CommunicatorException e = assertThrows(CommunicatorException.class,
                 () -> accepted.register(ByteBuffer.allocateDirect(32 * 1024), Access.readWrite()));
         assertTrue(e.getMessage().contains("maxRegistered"), e.getMessage());
         r.close();
-        assertEquals(8 * 1024, accepted.registeredBytes());
+        assertEquals(8 * 1024, accepted.statistics().registeredBytes());
         accepted.close();
-        assertEquals(0, accepted.registeredBytes());
+        assertEquals(0, accepted.statistics().registeredBytes());
     }
 
-    @ParameterizedTest(name = "{0}")
-    @CsvSource({
-        "cursor past the ring end, 8000, 500, 500, outside the 8192-byte ring",
-        "length larger than the bytes carried, 0, 100, 10, carries 10",
-        "negative length, 0, -1, 0, outside the 8192-byte ring"})
-    void malformedInlineDataFailsTheReaderNamingTheProblem(String what, long cursor, int length, int carried,
-            String expected) throws Exception {
-        open("?ringSize=8k");
-        ByteBuffer m = ByteBuffer.allocate(Wire.DATA_INLINE_HEADER + carried).put(Wire.DATA_INLINE).putLong(0)
-                .putLong(cursor).putInt(length);
-        m.position(m.limit()).flip();
+    /** Sends {@code m} on the client's channel as it is, past the engine, and waits until it was sent. */
+    private void sendRaw(ByteBuffer m) throws Exception {
         CompletableFuture<Void> sent = new CompletableFuture<>();
         clientChannel().send(m, new Completion() {
             @Override
@@ -385,10 +376,43 @@ class EngineTest {
             }
         });
         sent.get(5, TimeUnit.SECONDS);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "cursor past the ring end, 8000, 500, 500, outside the 8192-byte ring",
+        "length larger than the bytes carried, 0, 100, 10, carries 10",
+        "negative length, 0, -1, 0, outside the 8192-byte ring"})
+    void malformedInlineDataFailsTheReaderNamingTheProblem(String what, long cursor, int length, int carried,
+            String expected) throws Exception {
+        open("?ringSize=8k");
+        ByteBuffer m = ByteBuffer.allocate(DataMessage.HEADER_LENGTH + carried).put(DataMessage.DATA_INLINE).putLong(0)
+                .putLong(cursor).putInt(length);
+        m.position(m.limit()).flip();
+        sendRaw(m);
         CommunicatorException e = assertThrows(CommunicatorException.class,
                 () -> accepted.readFully(ByteBuffer.allocate(1)));
         assertTrue(e.getMessage().contains("malformed message"), e.getMessage());
         assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "truncated CREDIT, 03 00 00 00 00, CREDIT, '5 bytes, expected 9'",
+        "ACK of an unknown type, 0b 03 00 00 00 05, ACK, acknowledged type 3",
+        "ZDATA of no bytes, 05 00 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00, ZDATA, length 0",
+        "unknown type, 63 01 02, type 99, unknown message type 99"})
+    void malformedControlMessagesFailTheConnectionNamingTypeAndField(String what, String hex, String type,
+            String reason) throws Exception {
+        open("");
+        sendRaw(ByteBuffer.wrap(java.util.HexFormat.of().parseHex(hex.replace(" ", ""))));
+        CommunicatorException e = assertThrows(CommunicatorException.class,
+                () -> accepted.readFully(ByteBuffer.allocate(1)));
+        assertTrue(e.getMessage().contains("malformed message " + type + " from " + accepted.peerName() + ": "),
+                e.getMessage());
+        assertTrue(e.getMessage().contains(reason), e.getMessage());
+        assertTrue(e.getMessage().contains(hex.substring(0, Math.min(hex.length(), 16 * 3 - 1))),
+                "the first 16 bytes: " + e.getMessage());
     }
 
     @Test

@@ -192,13 +192,13 @@ final class InMemoryProvider implements RdmaProvider {
             ByteBuffer copy = copy(message);
             sends.incrementAndGet();
             submit(done, () -> {
-                if (copy.get(0) == Wire.DATA_INLINE) {
+                if (copy.get(0) == DataMessage.DATA_INLINE) {
                     IOException injected = failWrites.getAndSet(null);
                     if (injected != null) {
                         return injected;
                     }
                 }
-                if (copy.get(0) == Wire.DATA_INLINE && swapNextNotification && held == null) {
+                if (copy.get(0) == DataMessage.DATA_INLINE && swapNextNotification && held == null) {
                     swapNextNotification = false;
                     held = copy;
                     return null;

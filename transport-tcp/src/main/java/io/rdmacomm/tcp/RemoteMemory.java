@@ -6,17 +6,18 @@ import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.api.Units;
+import io.rdmacomm.api.support.Waiter;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.security.SecureRandom;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 /**
  * One connection's registered regions (the target side) and its one-sided operations in flight (the
@@ -33,23 +34,21 @@ final class RemoteMemory {
     private final AtomicLong registered = new AtomicLong();
     private final AtomicLong serials = new AtomicLong();
     private final AtomicLong opIds = new AtomicLong();
+    private final Waiter waiter;
     private volatile IOException failure;
 
-    RemoteMemory(String peer, long maxRegistered) {
+    /**
+     * @param spinNanos how long a thread waiting for an answer spins before it parks (the connection's busy polling)
+     */
+    RemoteMemory(String peer, long maxRegistered, long spinNanos) {
         this.peer = peer;
         this.maxRegistered = maxRegistered;
+        // a close fails every operation in flight (fail), which ends their waits
+        this.waiter = new Waiter(spinNanos, null, () -> false, () -> "on " + peer);
     }
 
+    /** Registers a direct buffer for {@code access} (the communicator checked both). */
     MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
-        if (!buffer.isDirect()) {
-            throw new IllegalArgumentException("only direct buffers can be registered, got " + buffer);
-        }
-        if (access.isEmpty()) {
-            throw new IllegalArgumentException("empty access set: give REMOTE_READ, REMOTE_WRITE or both");
-        }
-        if (buffer.isReadOnly() && access.contains(Access.REMOTE_WRITE)) {
-            throw new IllegalArgumentException("a read-only buffer cannot be registered for REMOTE_WRITE");
-        }
         IOException failed = failure;
         if (failed != null) {
             throw failed;
@@ -91,9 +90,16 @@ final class RemoteMemory {
         return null;
     }
 
-    /** The bytes of a region an accepted access may touch (check {@link #refusal} first). */
+    /**
+     * The bytes of a region an accepted access may touch (check {@link #refusal} first), or null if the region was
+     * deregistered since.
+     */
     ByteBuffer window(long key, long offset, int count) {
-        ByteBuffer w = regions.get(key).memory.duplicate();
+        Region r = regions.get(key);
+        if (r == null) {
+            return null;
+        }
+        ByteBuffer w = r.memory.duplicate();
         w.limit((int) offset + count).position((int) offset);
         return w;
     }
@@ -147,8 +153,8 @@ final class RemoteMemory {
         }
     }
 
-    /** A one-sided operation awaiting its ACK, GET_RESPONSE or ERROR. */
-    final class Op {
+    /** A one-sided operation awaiting its ACK, GET_RESPONSE or ERROR; as a condition, whether it finished. */
+    final class Op implements BooleanSupplier {
         static final int WAITING = 0;
         static final int CLAIMED = 1;
         static final int ABANDONED = 2;
@@ -157,7 +163,7 @@ final class RemoteMemory {
         /** Where a GET's bytes go; null for a PUT. */
         final ByteBuffer dst;
         final AtomicInteger state = new AtomicInteger(WAITING);
-        private final CountDownLatch done = new CountDownLatch(1);
+        private volatile boolean done;
         private volatile String refused;
         private volatile IOException failed;
 
@@ -170,27 +176,30 @@ final class RemoteMemory {
         void finish(String refusedBy, IOException failure) {
             refused = refusedBy;
             failed = failure;
-            done.countDown();
+            done = true;
+            waiter.wake();
+        }
+
+        @Override
+        public boolean getAsBoolean() {
+            return done;
         }
 
         void await(long timeoutNanos, String what) throws IOException {
             try {
-                if (timeoutNanos == 0) {
-                    done.await();
-                } else if (!done.await(timeoutNanos, TimeUnit.NANOSECONDS)) {
-                    if (state.compareAndSet(WAITING, ABANDONED)) {
-                        ops.remove(id);
-                        throw new SocketTimeoutException(what + " on " + peer + " got no answer within "
-                                + Settings.format(timeoutNanos) + " (readTimeout)");
-                    }
-                    done.await(); // claimed: the progress thread is filling dst right now
+                waiter.await(this, Waiter.deadlineAfter(timeoutNanos), what);
+            } catch (SocketTimeoutException e) {
+                if (state.compareAndSet(WAITING, ABANDONED)) {
+                    ops.remove(id);
+                    throw new SocketTimeoutException(what + " on " + peer + " got no answer within "
+                            + Settings.format(timeoutNanos) + " (readTimeout)");
                 }
-            } catch (InterruptedException e) {
+                waiter.await(this, Waiter.NO_DEADLINE, what); // claimed: the progress thread is filling dst now
+            } catch (InterruptedIOException e) {
                 if (state.compareAndSet(WAITING, ABANDONED)) {
                     ops.remove(id);
                 }
-                Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException(what + " on " + peer + " interrupted");
+                throw new InterruptedIOException(what + " on " + peer + " interrupted");
             }
             if (failed != null) {
                 if (failed instanceof AsynchronousCloseException) {

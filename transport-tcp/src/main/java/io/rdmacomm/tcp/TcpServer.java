@@ -1,14 +1,12 @@
 package io.rdmacomm.tcp;
 
 import io.rdmacomm.api.Endpoint;
-import io.rdmacomm.api.HandshakeException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
@@ -140,18 +138,6 @@ final class TcpServer implements AutoCloseable {
         ready.offer(CLOSED);
     }
 
-    /** A peer in the handshake. */
-    private static final class Pending {
-        final ByteBuffer in = ByteBuffer.allocate(Wire.HANDSHAKE_BYTES);
-        final long deadline;
-        final String peer;
-
-        Pending(long deadline, String peer) {
-            this.deadline = deadline;
-            this.peer = peer;
-        }
-    }
-
     private void run() {
         List<SocketChannel> done = new ArrayList<>();
         try {
@@ -169,7 +155,7 @@ final class TcpServer implements AutoCloseable {
                         acceptAll();
                     } else {
                         SocketChannel c = (SocketChannel) key.channel();
-                        if (handshake(c, (Pending) key.attachment())) {
+                        if (handshake(c, (Handshake.Accepting) key.attachment())) {
                             key.cancel();
                             done.add(c);
                         }
@@ -210,12 +196,12 @@ final class TcpServer implements AutoCloseable {
         long now = System.nanoTime();
         long next = Long.MAX_VALUE;
         for (SelectionKey key : selector.keys()) {
-            if (key.attachment() instanceof Pending p && key.isValid()) {
+            if (key.attachment() instanceof Handshake.Accepting p && key.isValid()) {
                 long left = p.deadline - now;
                 if (left <= 0) {
                     LOG.warn("{}: dropped peer {}: no complete handshake within {} (handshakeTimeout); got {}",
                             endpoint, p.peer, Settings.format(settings.handshakeTimeout()),
-                            Wire.hex(p.in, p.in.position()));
+                            p.received());
                     key.cancel();
                     closeQuietly(key.channel());
                 } else {
@@ -245,12 +231,12 @@ final class TcpServer implements AutoCloseable {
         while (held() < BACKLOG && (c = listener.accept()) != null) {
             String peer = "unknown peer";
             try {
-                peer = TcpConnection.describe(c.getRemoteAddress());
+                peer = SocketIo.describe(c.getRemoteAddress());
                 c.configureBlocking(false);
                 c.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 long timeout = settings.handshakeTimeout() == 0 ? Settings.FOREVER : settings.handshakeTimeout();
                 long deadline = System.nanoTime() + timeout;
-                c.register(selector, SelectionKey.OP_READ, new Pending(deadline, peer));
+                c.register(selector, SelectionKey.OP_READ, new Handshake.Accepting(deadline, peer));
             } catch (IOException e) {
                 LOG.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
                 closeQuietly(c);
@@ -258,33 +244,10 @@ final class TcpServer implements AutoCloseable {
         }
     }
 
-    /** Reads what the peer sent; returns true when its handshake succeeded and was answered. */
-    private boolean handshake(SocketChannel c, Pending p) {
+    /** Advances a peer's handshake; returns true when it succeeded and was answered. */
+    private boolean handshake(SocketChannel c, Handshake.Accepting p) {
         try {
-            int n = c.read(p.in);
-            int have = p.in.position();
-            if (!Wire.magicPrefixMatches(p.in, have)) {
-                throw Wire.badMagic(p.in, have, "peer " + p.peer);
-            }
-            if (n < 0) {
-                throw new HandshakeException("peer " + p.peer + " closed the connection during the handshake after "
-                        + have + " of " + Wire.HANDSHAKE_BYTES + " bytes: " + Wire.hex(p.in, have));
-            }
-            if (p.in.hasRemaining()) {
-                return false;
-            }
-            HandshakeException refused = Wire.checkClientHello(p.in, p.peer);
-            ByteBuffer reply = ByteBuffer.allocate(Wire.HANDSHAKE_BYTES);
-            Wire.putHandshake(reply, refused == null ? Wire.STATUS_OK : Wire.STATUS_VERSION_REFUSED);
-            reply.flip();
-            c.write(reply); // a fresh socket's send buffer always takes 8 bytes
-            if (refused != null) {
-                throw refused;
-            }
-            if (reply.hasRemaining()) {
-                throw new IOException("could not send the handshake reply");
-            }
-            return true;
+            return p.advance(c);
         } catch (IOException e) {
             LOG.warn("{}: rejected peer {}: {}", endpoint, p.peer, e.getMessage());
             c.keyFor(selector).cancel();

@@ -59,11 +59,11 @@ class HandshakeTest {
     void anotherProtocolVersionIsRefusedWithTheServersVersion() throws Exception {
         try (Communicator server = Communicators.serve("tcp://127.0.0.1:0");
                 SocketChannel raw = Raw.connect(server.endpoint().port())) {
-            Raw.writeAll(raw, Raw.hello(Wire.MAGIC, 99, 0));
+            Raw.writeAll(raw, Raw.hello(Handshake.MAGIC, 99, 0));
             ByteBuffer reply = Raw.readExactly(raw, 8);
-            assertEquals(Wire.MAGIC, reply.getInt());
-            assertEquals(Wire.VERSION, reply.getShort(), "the server names its version");
-            assertEquals(Wire.STATUS_VERSION_REFUSED, reply.getShort());
+            assertEquals(Handshake.MAGIC, reply.getInt());
+            assertEquals(Handshake.VERSION, reply.getShort(), "the server names its version");
+            assertEquals(Handshake.STATUS_VERSION_REFUSED, reply.getShort());
             assertTrue(Raw.hungUp(raw));
         }
     }
@@ -114,7 +114,7 @@ class HandshakeTest {
             helper.submit(() -> {
                 try (SocketChannel c = listener.accept()) {
                     Raw.readExactly(c, 8);
-                    Raw.writeAll(c, Raw.hello(Wire.MAGIC, 7, Wire.STATUS_VERSION_REFUSED));
+                    Raw.writeAll(c, Raw.hello(Handshake.MAGIC, 7, Handshake.STATUS_VERSION_REFUSED));
                 }
                 return null;
             });

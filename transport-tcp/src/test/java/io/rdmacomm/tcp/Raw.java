@@ -49,30 +49,30 @@ final class Raw {
     /** Plays the server side of the handshake: checks the client's hello and accepts it. */
     static void answerHandshake(SocketChannel c) throws IOException {
         ByteBuffer in = readExactly(c, 8);
-        assertEquals(Wire.MAGIC, in.getInt(), "client magic");
-        assertEquals(Wire.VERSION, in.getShort(), "client version");
-        writeAll(c, hello(Wire.MAGIC, Wire.VERSION, Wire.STATUS_OK));
+        assertEquals(Handshake.MAGIC, in.getInt(), "client magic");
+        assertEquals(Handshake.VERSION, in.getShort(), "client version");
+        writeAll(c, hello(Handshake.MAGIC, Handshake.VERSION, Handshake.STATUS_OK));
     }
 
     /** Plays the client side of the handshake and checks the server accepted it. */
     static SocketChannel connectAndHandshake(int port) throws IOException {
         SocketChannel c = connect(port);
-        writeAll(c, hello(Wire.MAGIC, Wire.VERSION, 0));
+        writeAll(c, hello(Handshake.MAGIC, Handshake.VERSION, 0));
         ByteBuffer reply = readExactly(c, 8);
-        assertEquals(Wire.MAGIC, reply.getInt(), "server magic");
-        assertEquals(Wire.VERSION, reply.getShort(), "server version");
-        assertEquals(Wire.STATUS_OK, reply.getShort(), "server status");
+        assertEquals(Handshake.MAGIC, reply.getInt(), "server magic");
+        assertEquals(Handshake.VERSION, reply.getShort(), "server version");
+        assertEquals(Handshake.STATUS_OK, reply.getShort(), "server status");
         return c;
     }
 
     static ByteBuffer frame(byte type, byte[] payload) {
-        return ByteBuffer.allocate(Wire.HEADER_BYTES + payload.length).put(type).putInt(payload.length).put(payload)
+        return ByteBuffer.allocate(Wire.HEADER_LENGTH + payload.length).put(type).putInt(payload.length).put(payload)
                 .flip();
     }
 
     /** Reads one frame header and payload; returns the payload, checking the type. */
     static byte[] readFrame(SocketChannel c, byte expectedType) throws IOException {
-        ByteBuffer h = readExactly(c, Wire.HEADER_BYTES);
+        ByteBuffer h = readExactly(c, Wire.HEADER_LENGTH);
         assertEquals(expectedType, h.get(), "frame type");
         int length = h.getInt();
         return readExactly(c, length).array();

@@ -106,7 +106,7 @@ class RemoteMemoryTest {
         while (System.nanoTime() < deadline && !task.isDone()) {
             for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
                 for (StackTraceElement f : stack) {
-                    if (f.getClassName().equals(TcpConnection.class.getName())
+                    if (f.getClassName().equals(SocketIo.class.getName())
                             && f.getMethodName().equals("readSome")) {
                         return;
                     }

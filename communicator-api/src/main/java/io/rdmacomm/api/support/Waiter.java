@@ -136,6 +136,35 @@ public final class Waiter {
         }
     }
 
+    /**
+     * Like {@link #await}, but an interrupt does not end the wait: for waits that must not be cut short, such as a
+     * close waiting until no thread uses memory it is about to release. The interrupt status is set again on
+     * return.
+     *
+     * @throws SocketTimeoutException if the deadline passes first
+     * @throws AsynchronousCloseException if the owner is closed while waiting
+     */
+    public void awaitUninterruptibly(BooleanSupplier ready, long deadline, String what) throws IOException {
+        boolean interrupted = Thread.interrupted();
+        try {
+            while (true) {
+                try {
+                    await(ready, deadline, what);
+                    return;
+                } catch (SocketTimeoutException e) {
+                    throw e;
+                } catch (InterruptedIOException e) {
+                    interrupted = true;
+                    Thread.interrupted();
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private int enlist(Thread t) {
         for (int i = 0; i < SLOTS; i++) {
             if (slots.get(i) == null && slots.compareAndSet(i, null, t)) {

@@ -100,6 +100,36 @@ class WaiterTest {
     }
 
     @Test
+    void anUninterruptibleWaitOutlastsInterruptsAndSetsTheStatusAgain() throws Exception {
+        Waiter w = waiter(0, null);
+        AtomicBoolean ready = new AtomicBoolean();
+        AtomicBoolean interruptedAfter = new AtomicBoolean();
+        CountDownLatch waiting = new CountDownLatch(1);
+        Thread t = new Thread(() -> {
+            Thread.currentThread().interrupt();
+            waiting.countDown();
+            try {
+                w.awaitUninterruptibly(ready::get, Waiter.NO_DEADLINE, "readers to leave");
+                interruptedAfter.set(Thread.currentThread().isInterrupted());
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        t.start();
+        waiting.await();
+        for (int i = 0; i < 3; i++) {
+            t.interrupt();
+        }
+        assertTrue(t.isAlive(), "the wait ended on an interrupt");
+        ready.set(true);
+        w.wake();
+        t.join(TimeUnit.SECONDS.toMillis(10));
+        assertTrue(!t.isAlive() && interruptedAfter.get(), "not returned, or the interrupt status was lost");
+        assertThrows(SocketTimeoutException.class, () -> w.awaitUninterruptibly(() -> false,
+                Waiter.deadlineAfter(TimeUnit.MILLISECONDS.toNanos(50)), "x"));
+    }
+
+    @Test
     void spinningPollsTheTransportThenSaysPollingEndedOnce() throws Exception {
         AtomicInteger polls = new AtomicInteger();
         AtomicInteger ended = new AtomicInteger();

@@ -33,16 +33,8 @@ final class Regions {
         this.maxRegistered = maxRegistered;
     }
 
+    /** Registers a direct buffer for {@code access} (the communicator checked both). */
     LocalRegion register(ByteBuffer buffer, Set<Access> access, String owner) throws CommunicatorException {
-        if (!buffer.isDirect()) {
-            throw new IllegalArgumentException("only direct buffers can be registered, got a heap buffer");
-        }
-        if (access.isEmpty()) {
-            throw new IllegalArgumentException("empty access set: give REMOTE_READ, REMOTE_WRITE or both");
-        }
-        if (buffer.isReadOnly() && access.contains(Access.REMOTE_WRITE)) {
-            throw new IllegalArgumentException("a read-only buffer cannot be registered for REMOTE_WRITE");
-        }
         ByteBuffer view = buffer.slice();
         byte[] key = new byte[KEY_BYTES];
         KEYS.nextBytes(key);

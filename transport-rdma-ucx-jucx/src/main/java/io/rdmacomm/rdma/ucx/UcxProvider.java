@@ -9,18 +9,18 @@ import io.rdmacomm.rdma.spi.RdmaProvider;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
+import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpConnectionRequest;
 import org.openucx.jucx.ucp.UcpEndpointParams;
 import org.openucx.jucx.ucp.UcpListener;
 import org.openucx.jucx.ucp.UcpListenerParams;
+import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucs.UcsConstants;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,22 +54,13 @@ public final class UcxProvider implements RdmaProvider {
         String name = peer.getAddress().getHostAddress() + ":" + peer.getPort();
         UcxChannel ch = new UcxChannel(loop, 0, name, UcxRuntime.eagerWrites());
         ch.handler = handler;
-        ch.connectWaiter = Thread.currentThread();
         loop.add(0, ch);
         loop.begin();
         try {
             ch.ep = loop.worker.newEndpoint(endpointParams().setSocketAddress(peer)
                     .setErrorHandler(ch::onEpError).setName("rdmacomm"));
-            long deadline = System.nanoTime() + timeout.toNanos();
-            while (ch.remoteId < 0 && ch.failure() == null) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new SocketTimeoutException("no UCX connection to " + name + " within " + timeout);
-                }
-                LockSupport.parkNanos(this, Math.min(left, 50_000_000L));
-            }
-            IOException f = ch.failure();
-            if (f != null && ch.remoteId < 0) {
+            IOException f = ch.awaitConnected(System.nanoTime() + timeout.toNanos());
+            if (f != null) {
                 int status = f instanceof CommunicatorException c ? c.nativeStatus().orElse(0) : 0;
                 if (status == UcsConstants.STATUS.UCS_ERR_UNREACHABLE || status == UcsConstants.STATUS.UCS_ERR_REJECTED
                         || status == UcsConstants.STATUS.UCS_ERR_CONNECTION_RESET
@@ -81,7 +72,6 @@ public final class UcxProvider implements RdmaProvider {
                 }
                 throw f;
             }
-            ch.connectWaiter = null;
             return ch;
         } catch (IOException | RuntimeException e) {
             ch.close();
@@ -157,12 +147,12 @@ public final class UcxProvider implements RdmaProvider {
             ch.remoteId = 0;
             ch.handler = handler.onConnection(ch);
             ByteBuffer h = ByteBuffer.allocateDirect(8).order(ByteOrder.BIG_ENDIAN).putInt(0).putInt(id).flip();
-            ch.ep.sendAmNonBlocking(WorkerLoop.AM_ID, UcxUtils.getAddress(h), 8, 0, 0, 0, new org.openucx.jucx.UcxCallback() {
+            ch.ep.sendAmNonBlocking(WorkerLoop.AM_ID, UcxUtils.getAddress(h), 8, 0, 0, 0, new UcxCallback() {
                 @Override
-                public void onSuccess(org.openucx.jucx.ucp.UcpRequest r) {
+                public void onSuccess(UcpRequest r) {
                     h.clear();
                 }
-            }, 0);
+            }, UcxRuntime.HOST_MEMORY);
         } catch (RuntimeException e) {
             LOG.warn("could not accept the UCX connection from {}: {}", name, e.getMessage());
             ch.close();

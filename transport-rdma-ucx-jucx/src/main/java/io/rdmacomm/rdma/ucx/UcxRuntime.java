@@ -9,6 +9,11 @@ import org.openucx.jucx.ucp.UcpParams;
 
 /** The process-wide UCP context, created on first use and destroyed when its last user releases it. */
 final class UcxRuntime {
+    /**
+     * UCS_MEMORY_TYPE_HOST, passed to every call that takes a memory type: JUCX's ByteBuffer overloads pass a
+     * compiled-in "unknown" type that libucp 1.13 misreads.
+     */
+    static final int HOST_MEMORY = 0;
     /** Transports with a fast one-sided put; any of them in UCX_TLS means the put path. */
     private static final Set<String> PUT_CAPABLE = Set.of("all", "sm", "shm", "posix", "sysv", "cma", "knem",
             "xpmem", "rc", "rc_v", "rc_x", "rc_mlx5", "ud", "ud_v", "ud_x", "ud_mlx5", "dc", "dc_x", "dc_mlx5",
@@ -65,13 +70,8 @@ final class UcxRuntime {
     /**
      * Whether writes carry their payload inside the notification's active message instead of put + flush: when
      * UCX_TLS leaves UCX only tcp, whose put is emulated and measured slower than its active messages.
-     * RDMACOMM_UCX_WRITE=put|eager overrides.
      */
     static boolean eagerWrites() {
-        String forced = System.getenv("RDMACOMM_UCX_WRITE");
-        if (forced != null && !forced.isBlank()) {
-            return forced.trim().equalsIgnoreCase("eager");
-        }
         String tls = System.getenv("UCX_TLS");
         if (tls == null || tls.isBlank()) {
             return false;

@@ -1,14 +1,19 @@
 package io.rdmacomm.rdma.ucx;
 
+import io.rdmacomm.api.support.Waiter;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpAmData;
 import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 import org.slf4j.Logger;
@@ -42,8 +47,9 @@ final class WorkerLoop {
     private volatile boolean asideForApp;
     private volatile long lastAppPoll = System.nanoTime() - APP_POLL_GRACE_NANOS;
     /** UCX requests not completed yet: while any exists the thread polls, since pending sends get no wakeup. */
-    private final java.util.concurrent.atomic.AtomicInteger inflight = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger inflight = new AtomicInteger();
     private int users = 1;
+    private final List<Waiter> progressWatchers = new CopyOnWriteArrayList<>();
 
     WorkerLoop(String what) {
         context = UcxRuntime.acquire();
@@ -91,7 +97,7 @@ final class WorkerLoop {
                     asideForApp = false;
                     continue;
                 }
-                if (worker.progress() == 0) {
+                if (progress() == 0) {
                     if (inflight.get() > 0) {
                         LockSupport.parkNanos(POLL_PAUSE_NANOS);
                         continue;
@@ -127,16 +133,42 @@ final class WorkerLoop {
     }
 
     /** After issuing a request counted with {@link #track()}: a pending one needs the thread polling. */
-    void issued(org.openucx.jucx.ucp.UcpRequest request) {
+    void issued(UcpRequest request) {
         if (sleeping && !request.isCompleted()) {
             worker.signal();
         }
     }
 
-    /** Progresses on an application thread that busy-polls. */
-    boolean pollFromApplication() throws Exception {
+    /** Progresses on an application thread that busy-polls; false if nothing happened or the worker threw. */
+    boolean pollFromApplication() {
         lastAppPoll = System.nanoTime();
-        return worker.progress() > 0;
+        try {
+            return progress() > 0;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    private int progress() throws Exception {
+        int n = worker.progress();
+        if (n > 0 && !progressWatchers.isEmpty()) {
+            for (Waiter w : progressWatchers) {
+                w.wake();
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Makes {@code w} woken whenever the worker made progress, until {@link #unwatchProgress}: for waits on
+     * requests that take no callback (closing an endpoint).
+     */
+    void watchProgress(Waiter w) {
+        progressWatchers.add(w);
+    }
+
+    void unwatchProgress(Waiter w) {
+        progressWatchers.remove(w);
     }
 
     /** An application thread stopped polling: take over progress now rather than after the grace period. */

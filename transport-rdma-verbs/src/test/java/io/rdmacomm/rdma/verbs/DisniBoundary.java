@@ -123,9 +123,9 @@ final class DisniBoundary {
     void receive(int slot, int slotSize, byte type, int creditsReturned, byte[] payload) {
         int off = slot * slotSize;
         slots.put(off, type).put(off + 1, (byte) 0).putShort(off + 2, (short) creditsReturned);
-        slots.put(off + VerbsChannel.HEADER_BYTES, payload);
-        complete(VerbsChannel.KIND_RECV | slot, IbvWC.IbvWcStatus.IBV_WC_SUCCESS.ordinal(),
-                VerbsChannel.HEADER_BYTES + payload.length);
+        slots.put(off + VerbsCalls.HEADER_BYTES, payload);
+        complete(VerbsCalls.KIND_RECV | slot, IbvWC.IbvWcStatus.IBV_WC_SUCCESS.ordinal(),
+                VerbsCalls.HEADER_BYTES + payload.length);
     }
 
     int recvExecutions(int slot) {

@@ -1,0 +1,50 @@
+package io.rdmacomm.bench;
+
+import io.rdmacomm.api.Endpoint;
+import java.io.IOException;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * What every bandwidth command does: check the options, connect, stream the total from one pattern buffer and time
+ * it to the receiver's acknowledgement ({@link Runs#bandwidth}), print the {@link BandwidthResult} as text or JSON.
+ * A command only says where the bytes go ({@link #connect}).
+ */
+abstract class BandwidthHarness implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    Options.Bandwidth bandwidth;
+
+    @Mixin
+    Options.Output output;
+
+    /**
+     * Connects to {@code endpoint} for a run of {@code total} bytes in writes of {@code size}; if it fails, nothing
+     * stays open.
+     *
+     * @throws picocli.CommandLine.ParameterException if the endpoint does not suit the command
+     */
+    abstract Measured<? extends BulkSender> connect(Endpoint endpoint, int size, long total) throws IOException;
+
+    @Override
+    public final Integer call() throws Exception {
+        bandwidth.validate(spec);
+        Endpoint endpoint = Options.endpoint(spec);
+        try (Measured<? extends BulkSender> measured = connect(endpoint, (int) bandwidth.size, bandwidth.total)) {
+            measured.start().run();
+            long nanos;
+            try (Progress progress = output.progress(spec.name(), bandwidth.total, "bytes")) {
+                nanos = Runs.bandwidth(measured.subject(), Messages.pattern((int) bandwidth.size), bandwidth.total,
+                        progress);
+            }
+            BandwidthResult result = BandwidthResult.of(measured.transport(), measured.mode(), measured.endpoint(),
+                    bandwidth.size, bandwidth.total, nanos);
+            output.print(spec, result, result.describe());
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,55 @@
+package io.rdmacomm.bench;
+
+import io.rdmacomm.api.Endpoint;
+import java.io.IOException;
+import java.util.concurrent.Callable;
+import org.HdrHistogram.Histogram;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * What every latency command does: check the options, connect, run one round trip and check it, warm up and
+ * measure ({@link Runs#latency}), print the {@link LatencyResult} as text or JSON. A command only says what it
+ * measures ({@link #connect}), so ours and the baselines are measured the same way.
+ */
+abstract class LatencyHarness implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    Options.Latency latency;
+
+    @Mixin
+    Options.Output output;
+
+    /**
+     * Connects to {@code endpoint} for round trips of {@code size} bytes; if it fails, nothing stays open.
+     *
+     * @throws picocli.CommandLine.ParameterException if the endpoint does not suit the command
+     */
+    abstract Measured<? extends RoundTrip> connect(Endpoint endpoint, int size) throws IOException;
+
+    @Override
+    public final Integer call() throws Exception {
+        latency.validate(spec);
+        Endpoint endpoint = Options.endpoint(spec);
+        AllocationMeter meter = AllocationMeter.create();
+        try (Measured<? extends RoundTrip> measured = connect(endpoint, (int) latency.size)) {
+            measured.start().run();
+            RoundTrip rt = measured.subject();
+            rt.roundTrip();
+            rt.checkLast();
+            Histogram histogram = Runs.newHistogram();
+            long allocated;
+            try (Progress progress = output.progress(spec.name(), latency.warmup + latency.iterations,
+                    "round trips")) {
+                allocated = Runs.latency(rt, latency.warmup, latency.iterations, histogram, progress, meter);
+            }
+            LatencyResult result = LatencyResult.of(measured.transport(), measured.mode(), measured.endpoint(),
+                    latency.size, latency.warmup, histogram, allocated);
+            output.print(spec, result, result.describe());
+        }
+        return 0;
+    }
+}

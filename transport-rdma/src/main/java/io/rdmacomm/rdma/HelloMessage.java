@@ -1,0 +1,66 @@
+package io.rdmacomm.rdma;
+
+import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.api.RegionDescriptor;
+import java.nio.ByteBuffer;
+
+/**
+ * HELLO, the first message of each side: who speaks the protocol, and where its receive ring is.
+ *
+ * <pre>
+ * offset 0  u8  type 1
+ *        1  u32 magic 0x52444D43 'RDMC'
+ *        5  u16 protocol version
+ *        7  descriptor of the sender's receive ring (to the end)
+ * </pre>
+ */
+final class HelloMessage {
+    static final byte TYPE = 1;
+    static final int MAGIC = 0x52444D43;
+    static final short VERSION = 1;
+    static final int MAGIC_OFFSET = 1;
+    static final int VERSION_OFFSET = 5;
+    static final int RING_OFFSET = 7;
+
+    private HelloMessage() {
+    }
+
+    /** The length of a HELLO announcing {@code ring}. */
+    static int length(RegionDescriptor ring) {
+        return RING_OFFSET + ring.encodedLength();
+    }
+
+    static ByteBuffer encode(ByteBuffer dst, RegionDescriptor ring) {
+        dst.clear().put(TYPE).putInt(MAGIC).putShort(VERSION);
+        ring.writeTo(dst);
+        return dst.flip();
+    }
+
+    /**
+     * Checks a peer's HELLO and returns its ring descriptor.
+     *
+     * @throws HandshakeException naming what arrived instead
+     */
+    static RegionDescriptor ring(ByteBuffer m, String peer) throws HandshakeException {
+        int at = m.position();
+        if (m.remaining() < RING_OFFSET || m.get(at) != TYPE) {
+            throw new HandshakeException("handshake from " + peer + ": expected an rdmacomm HELLO (type 1, magic"
+                    + " 0x52444d43 'RDMC', version " + VERSION + "), got " + Wire.describe(m));
+        }
+        int magic = m.getInt(at + MAGIC_OFFSET);
+        if (magic != MAGIC) {
+            throw new HandshakeException("handshake from " + peer + ": expected magic 0x52444d43 ('RDMC'), got 0x"
+                    + Integer.toHexString(magic) + " (" + Wire.describe(m) + ")");
+        }
+        short version = m.getShort(at + VERSION_OFFSET);
+        if (version != VERSION) {
+            throw new HandshakeException("handshake from " + peer + ": protocol version " + version
+                    + ", expected " + VERSION);
+        }
+        try {
+            return Wire.descriptor(m, TYPE, RING_OFFSET, "ring descriptor");
+        } catch (MalformedMessageException e) {
+            throw new HandshakeException("handshake from " + peer + ": bad ring descriptor: " + e.getMessage(), e);
+        }
+    }
+}

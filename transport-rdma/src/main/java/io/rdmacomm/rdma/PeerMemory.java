@@ -1,0 +1,328 @@
+package io.rdmacomm.rdma;
+
+import io.rdmacomm.api.Access;
+import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.MemoryRegion;
+import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RemoteAccessException;
+import io.rdmacomm.api.Units;
+import io.rdmacomm.api.support.Waiter;
+import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RemoteRegion;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One-sided remote memory of a connection: regions this side registered for the peer (announced with ANNOUNCE
+ * before their descriptor is handed out, revoked with REVOKE before they are deregistered, each waiting for the
+ * peer's ACK) and the peer's announced regions that put and get act on. A descriptor's key is
+ * {@code u32 region id ‖ provider key}; put and get check the target's announcement (unknown or forged key,
+ * bounds, access) and fail that operation alone.
+ */
+final class PeerMemory {
+    private static final Logger LOG = LoggerFactory.getLogger(PeerMemory.class);
+
+    private final Link link;
+    private final AtomicInteger nextRegionId = new AtomicInteger(1);
+    private final Map<Integer, Region> regions = new ConcurrentHashMap<>();
+    private final Map<Integer, PeerRegion> peerRegions = new ConcurrentHashMap<>();
+    /** ACKs of ANNOUNCE and REVOKE not collected yet, by {@link #ackKey}. */
+    private final Set<Long> acks = ConcurrentHashMap.newKeySet();
+
+    PeerMemory(Link link) {
+        this.link = link;
+    }
+
+    // ---- this side's regions -----------------------------------------------------------------------------------
+
+    MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
+        if (!buffer.isDirect()) {
+            throw new IllegalArgumentException("only direct buffers can be registered, got a heap buffer");
+        }
+        if (access.isEmpty()) {
+            throw new IllegalArgumentException("empty access set: give REMOTE_READ, REMOTE_WRITE or both");
+        }
+        if (buffer.isReadOnly() && access.contains(Access.REMOTE_WRITE)) {
+            throw new IllegalArgumentException("a read-only buffer cannot be registered for REMOTE_WRITE");
+        }
+        link.checkUsable();
+        ByteBuffer view = buffer.slice();
+        if (!link.budget.tryReserve(view.capacity())) {
+            throw new CommunicatorException("registering " + view.capacity() + " bytes on " + link.endpoint
+                    + " would exceed maxRegistered " + Units.formatSize(link.budget.limit()) + " ("
+                    + link.budget.used() + " bytes registered)");
+        }
+        LocalRegion lr;
+        try {
+            lr = link.channel().register(view, access);
+        } catch (IOException | RuntimeException e) {
+            link.budget.release(view.capacity());
+            throw e;
+        }
+        int id = nextRegionId.getAndIncrement();
+        RegionDescriptor pd = lr.descriptor();
+        byte[] pk = pd.key();
+        byte[] key = ByteBuffer.allocate(AnnounceMessage.KEY_ID_BYTES + pk.length).putInt(id).put(pk).array();
+        Region r = new Region(id, view, lr, new RegionDescriptor(pd.address(), pd.length(), access, key));
+        regions.put(id, r);
+        AnnounceMessage announce = new AnnounceMessage(id, r.descriptor);
+        try {
+            link.send(announce.encode(ByteBuffer.allocate(announce.encodedLength())));
+            awaitAck(AnnounceMessage.TYPE, id, "registration");
+        } catch (IOException | RuntimeException e) {
+            r.close();
+            throw e;
+        }
+        return r;
+    }
+
+    private static long ackKey(byte type, int id) {
+        return ((long) type << 32) | (id & 0xffffffffL);
+    }
+
+    private void awaitAck(byte type, int id, String what) throws IOException {
+        long key = ackKey(type, id);
+        link.waiter.await(() -> acks.contains(key) || link.failure() != null,
+                Waiter.deadlineAfter(link.handshakeTimeoutNanos),
+                "waiting for " + link.peerName() + " to acknowledge a " + what + " (handshakeTimeout)");
+        if (!acks.remove(key)) {
+            throw new CommunicatorException(what + " of a region on " + link.endpoint + " failed: "
+                    + link.failure().getMessage(), link.failure());
+        }
+    }
+
+    /** A region of this side, registered for the peer. */
+    private final class Region implements MemoryRegion {
+        private final int id;
+        private final ByteBuffer buffer;
+        private final LocalRegion local;
+        private final RegionDescriptor descriptor;
+        private boolean released;
+
+        Region(int id, ByteBuffer buffer, LocalRegion local, RegionDescriptor descriptor) {
+            this.id = id;
+            this.buffer = buffer;
+            this.local = local;
+            this.descriptor = descriptor;
+        }
+
+        @Override
+        public ByteBuffer buffer() {
+            return buffer.duplicate().clear();
+        }
+
+        @Override
+        public RegionDescriptor descriptor() {
+            return descriptor;
+        }
+
+        @Override
+        public void close() {
+            if (!markReleased()) {
+                return;
+            }
+            if (link.isEstablished() && !link.isClosed() && link.failure() == null) {
+                // the peer must stop using the key before the memory stops being registered
+                try {
+                    link.send(RevokeMessage.encode(ByteBuffer.allocate(RevokeMessage.LENGTH), id));
+                    awaitAck(RevokeMessage.TYPE, id, "deregistration");
+                } catch (IOException e) {
+                    LOG.warn("{}: deregistering region {} without the acknowledgement of {}: {}", link.endpoint,
+                            descriptor, link.peerName(), e.getMessage());
+                }
+            }
+            deregister();
+        }
+
+        /** Whether this call released the region (it was not released before). */
+        private synchronized boolean markReleased() {
+            if (released) {
+                return false;
+            }
+            released = true;
+            regions.remove(id);
+            return true;
+        }
+
+        private void deregister() {
+            local.close();
+            link.budget.release(buffer.capacity());
+        }
+    }
+
+    // ---- the peer's regions ------------------------------------------------------------------------------------
+
+    void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
+        oneSided(remote, offset, src, Access.REMOTE_WRITE);
+    }
+
+    void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
+        oneSided(remote, offset, dst, Access.REMOTE_READ);
+    }
+
+    private void oneSided(RegionDescriptor remote, long offset, ByteBuffer local, Access needed)
+            throws IOException {
+        link.checkUsable();
+        PeerRegion pr = resolve(remote);
+        int n = local.remaining();
+        pr.announced.checkAccess(offset, n, needed);
+        synchronized (pr) {
+            if (pr.revoked) {
+                throw new RemoteAccessException("region " + remote + " of " + link.peerName() + " was deregistered");
+            }
+            pr.inflight++;
+        }
+        try {
+            if (n > 0) {
+                transfer(pr, offset, local, needed);
+            }
+        } finally {
+            boolean ack;
+            synchronized (pr) {
+                pr.inflight--;
+                ack = pr.revoked && pr.inflight == 0;
+            }
+            if (ack) {
+                ackRevoke(pr.id);
+            }
+        }
+    }
+
+    /** Moves {@code local}'s remaining bytes, through a registered bounce buffer unless it is direct and writable. */
+    private void transfer(PeerRegion pr, long offset, ByteBuffer local, Access needed) throws IOException {
+        int n = local.remaining();
+        boolean put = needed == Access.REMOTE_WRITE;
+        RdmaChannel ch = link.channel();
+        RemoteRegion rr = pr.unpacked(ch);
+        ByteBuffer bounce = null;
+        if (!local.isDirect() || local.isReadOnly()) {
+            bounce = ByteBuffer.allocateDirect(n);
+            if (put) {
+                bounce.put(local.duplicate()).flip();
+            }
+        }
+        ByteBuffer target = bounce != null ? bounce : local;
+        RegistrationCache.Entry e = link.cache().acquire(target);
+        LocalRegion temp = e == null ? ch.register(target, Set.of()) : null;
+        try {
+            LocalRegion lr = e != null ? e.region : temp;
+            long localAddress = lr.address() + (bounce != null ? 0 : local.position());
+            long remoteAddress = pr.announced.address() + offset;
+            OpCompletion done = new OpCompletion(link);
+            if (put) {
+                ch.write(lr, localAddress, rr, remoteAddress, n, null, done);
+            } else {
+                ch.read(rr, remoteAddress, lr, localAddress, n, done);
+            }
+            link.waiter.await(done.finishedOrFailed, Waiter.NO_DEADLINE, put ? "put" : "get");
+            done.check((put ? "put into " : "get from ") + pr.announced + " of " + link.peerName());
+        } finally {
+            if (e != null) {
+                link.cache().release(e);
+            }
+            if (temp != null) {
+                temp.close();
+            }
+        }
+        if (!put && bounce != null) {
+            local.duplicate().put(bounce);
+        }
+        local.position(local.limit());
+    }
+
+    private PeerRegion resolve(RegionDescriptor remote) throws RemoteAccessException {
+        byte[] key = remote.key();
+        PeerRegion pr = key.length >= AnnounceMessage.KEY_ID_BYTES
+                ? peerRegions.get(ByteBuffer.wrap(key).getInt()) : null;
+        if (pr == null || !pr.announced.equals(remote)) {
+            throw new RemoteAccessException("unknown remote key for region " + remote + ": " + link.peerName()
+                    + " has registered no such region on this connection");
+        }
+        return pr;
+    }
+
+    private void ackRevoke(int id) {
+        link.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), RevokeMessage.TYPE, id));
+    }
+
+    /** A region the peer registered for this side. */
+    private static final class PeerRegion {
+        final int id;
+        final RegionDescriptor announced;
+        final RegionDescriptor provider;
+        RemoteRegion unpacked;
+        int inflight;
+        boolean revoked;
+
+        PeerRegion(int id, RegionDescriptor announced) {
+            this.id = id;
+            this.announced = announced;
+            byte[] k = announced.key();
+            this.provider = new RegionDescriptor(announced.address(), announced.length(), announced.access(),
+                    Arrays.copyOfRange(k, AnnounceMessage.KEY_ID_BYTES, k.length));
+        }
+
+        synchronized RemoteRegion unpacked(RdmaChannel ch) throws IOException {
+            if (unpacked == null) {
+                unpacked = ch.unpack(provider);
+            }
+            return unpacked;
+        }
+
+        synchronized void release() {
+            if (unpacked != null) {
+                unpacked.close();
+                unpacked = null;
+            }
+        }
+    }
+
+    // ---- events ------------------------------------------------------------------------------------------------
+
+    void onAnnounce(AnnounceMessage a) {
+        peerRegions.put(a.regionId(), new PeerRegion(a.regionId(), a.region()));
+        link.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), AnnounceMessage.TYPE, a.regionId()));
+    }
+
+    /** The peer deregisters a region: acknowledged at once, or by the last operation on it still in flight. */
+    void onRevoke(int id) {
+        PeerRegion pr = peerRegions.remove(id);
+        boolean ack = true;
+        if (pr != null) {
+            synchronized (pr) {
+                pr.revoked = true;
+                ack = pr.inflight == 0;
+            }
+            pr.release();
+        }
+        if (ack) {
+            ackRevoke(id);
+        }
+    }
+
+    /** The peer acknowledged an ANNOUNCE or a REVOKE of region {@code id}. */
+    void onAck(byte acknowledged, int id) {
+        acks.add(ackKey(acknowledged, id));
+    }
+
+    /** On close: deregisters this side's regions without asking the peer, and drops the peer's. */
+    void releaseAll() {
+        for (Region r : regions.values()) {
+            if (r.markReleased()) {
+                r.deregister();
+            }
+        }
+        for (PeerRegion pr : peerRegions.values()) {
+            pr.release();
+        }
+        peerRegions.clear();
+    }
+}

@@ -1,0 +1,270 @@
+package io.rdmacomm.rdma;
+
+import io.rdmacomm.api.Access;
+import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.Units;
+import io.rdmacomm.api.support.Waiter;
+import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.RegisteredBuffer;
+import java.io.IOException;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.util.EnumSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The receive side of a connection: the ring the peer writes into, the notified segments not read yet (in stream
+ * order), the credits that return ring space to the writer, and the adverts of large direct read buffers with
+ * their zero-copy arrivals. {@link #read} runs on one thread at a time (the contract's one reader); the
+ * {@code on...} events arrive on the provider's thread.
+ *
+ * <p>A reader blocked on a large direct buffer with nothing to read advertises the buffer, tagged with its stream
+ * position. If the read times out with the advert out, the peer may be writing into the buffer: the reader sends
+ * CANCEL and waits (a bounded grace time) for CANCEL_ACK, or for the ZDATA that got there first.
+ */
+final class Receiver {
+    private static final Logger LOG = LoggerFactory.getLogger(Receiver.class);
+    private static final long CANCEL_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final Link link;
+    private final String readWhat;
+    private ByteBuffer ring;
+    private LocalRegion ringRegion;
+    /** Whether reads advertise their buffers: zeroCopyThreshold was set, or the provider places writes directly. */
+    private boolean advertising;
+    /** Notified ring data; guarded by itself. */
+    private final Segments segments = new Segments();
+    private final ByteBuffer creditScratch = ByteBuffer.allocate(CreditMessage.LENGTH);
+    /** Reads running: the ring may be provider memory that close() unmaps, so close waits for them. */
+    private final AtomicInteger reading = new AtomicInteger();
+    private final Waiter leaving;
+    private final BooleanSupplier noReads = () -> reading.get() == 0;
+    private final BooleanSupplier readable = this::readable;
+
+    // the reading thread's state
+    private long consumed;
+    private long ringConsumed;
+    private long creditSent;
+    private int nextAdvertSeq;
+    private boolean advertised;
+    private boolean cancelling;
+
+    // the reading thread's advert as the event thread sees it
+    private volatile int advertSeq;
+    private volatile int advertLength;
+    /** The last ZDATA: its advert's sequence number in the high half, its length in the low half. */
+    private volatile long zeroCopyArrival;
+    private volatile int cancelAcked = -1;
+
+    Receiver(Link link) {
+        this.link = link;
+        this.readWhat = link.readTimeoutWhat("read");
+        this.leaving = new Waiter(0, null, () -> false, () -> "with " + link.peerName() + " on " + link.endpoint);
+    }
+
+    /** Allocates and registers the ring, within the connection's budget. */
+    void setUp() throws IOException {
+        int size = link.ringSize;
+        if (!link.budget.tryReserve(size)) {
+            throw new CommunicatorException("ringSize " + Units.formatSize(size) + " exceeds maxRegistered");
+        }
+        RegisteredBuffer rb = link.channel().allocate(size, EnumSet.of(Access.REMOTE_WRITE));
+        ring = rb.buffer();
+        ringRegion = rb.region();
+        advertising = link.zeroCopyRequested || link.channel().placesWritesDirectly();
+    }
+
+    RegionDescriptor ringDescriptor() {
+        return ringRegion.descriptor();
+    }
+
+    // ---- reading -------------------------------------------------------------------------------------------
+
+    int read(ByteBuffer dst) throws IOException {
+        if (!dst.hasRemaining()) {
+            return 0;
+        }
+        reading.incrementAndGet();
+        try {
+            return readRing(dst);
+        } finally {
+            if (reading.decrementAndGet() == 0 && link.isClosed()) {
+                leaving.wake();
+            }
+        }
+    }
+
+    private int readRing(ByteBuffer dst) throws IOException {
+        long deadline = Waiter.deadlineAfter(link.readTimeoutNanos);
+        RegistrationCache.Entry entry = null;
+        SocketTimeoutException timedOut = null;
+        try {
+            while (true) {
+                if (link.isClosed()) {
+                    throw new AsynchronousCloseException();
+                }
+                if (advertised && zeroCopyArrived()) {
+                    int n = (int) zeroCopyArrival;
+                    dst.position(dst.position() + n);
+                    consumed += n;
+                    return n;
+                }
+                if (segmentReady()) {
+                    return copyFromRing(dst);
+                }
+                if (atEnd()) {
+                    return -1;
+                }
+                if (link.failure() != null) {
+                    throw link.failed("read from " + link.peerName());
+                }
+                if (cancelling && cancelAcked == advertSeq) {
+                    throw timedOut;
+                }
+                if (advertising && !advertised && dst.isDirect() && dst.remaining() >= link.zeroCopyThreshold) {
+                    entry = link.cache().acquire(dst);
+                    if (entry != null) {
+                        advertise(dst, entry);
+                    }
+                }
+                try {
+                    link.waiter.await(readable, deadline, readWhat);
+                } catch (SocketTimeoutException e) {
+                    if (!advertised) {
+                        throw e;
+                    }
+                    if (cancelling) {
+                        LOG.warn("{}: peer {} did not answer the cancellation of advert {} in time", link.endpoint,
+                                link.peerName(), advertSeq);
+                        throw timedOut;
+                    }
+                    // the peer may be writing into dst right now: take the advert back before giving up
+                    timedOut = e;
+                    cancelling = true;
+                    deadline = System.nanoTime() + CANCEL_GRACE_NANOS;
+                    link.send(CancelMessage.encode(ByteBuffer.allocate(CancelMessage.LENGTH), CancelMessage.CANCEL,
+                            advertSeq));
+                }
+            }
+        } finally {
+            if (entry != null) {
+                link.cache().release(entry);
+            }
+            advertised = false;
+            cancelling = false;
+        }
+    }
+
+    /** The condition a blocked read waits for: something to return, or something to throw. */
+    private boolean readable() {
+        return advertised && zeroCopyArrived() || segmentReady() || atEnd() || link.failure() != null
+                || cancelling && cancelAcked == advertSeq;
+    }
+
+    private boolean zeroCopyArrived() {
+        long a = zeroCopyArrival;
+        return (int) (a >>> 32) == advertSeq && (int) a > 0;
+    }
+
+    private boolean segmentReady() {
+        synchronized (segments) {
+            return !segments.isEmpty() && segments.firstPos() == consumed;
+        }
+    }
+
+    private boolean atEnd() {
+        return link.peerClosed() && consumed >= link.peerFinalPosition();
+    }
+
+    private void advertise(ByteBuffer dst, RegistrationCache.Entry entry) {
+        AdvertMessage a = new AdvertMessage(nextAdvertSeq++, consumed, ringConsumed,
+                entry.region.address() + dst.position(), dst.remaining(), entry.region.descriptor());
+        advertLength = a.length();
+        advertSeq = a.seq();
+        advertised = true;
+        creditSent = ringConsumed;
+        link.send(a.encode(ByteBuffer.allocate(a.encodedLength())));
+    }
+
+    private int copyFromRing(ByteBuffer dst) {
+        long cursor;
+        int length;
+        synchronized (segments) {
+            cursor = segments.firstCursor();
+            length = segments.firstLength();
+        }
+        int n = Math.min(dst.remaining(), length);
+        dst.put(dst.position(), ring, (int) (cursor % link.ringSize), n);
+        dst.position(dst.position() + n);
+        synchronized (segments) {
+            segments.consume(n);
+        }
+        consumed += n;
+        ringConsumed += n;
+        if (ringConsumed - creditSent >= link.ringSize / 2) {
+            creditSent = ringConsumed;
+            link.send(CreditMessage.encode(creditScratch, ringConsumed));
+        }
+        return n;
+    }
+
+    // ---- events ------------------------------------------------------------------------------------------------
+
+    /** DATA or DATA_INLINE: a segment of the ring is ready; a DATA_INLINE's bytes go into the ring first. */
+    void onData(ByteBuffer m) throws MalformedMessageException {
+        DataMessage.check(m, link.ringSize);
+        long cursor = DataMessage.ringCursor(m);
+        int n = DataMessage.length(m);
+        if (m.get(m.position()) == DataMessage.DATA_INLINE) {
+            // the ring space is the writer's by the credit protocol: no reader touches it until the segment is added
+            ring.put((int) (cursor % link.ringSize), m, DataMessage.bytesIndex(m), n);
+        }
+        synchronized (segments) {
+            segments.add(DataMessage.streamPosition(m), cursor, n);
+        }
+    }
+
+    void onZeroCopyData(ByteBuffer m) throws MalformedMessageException {
+        ZeroCopyDataMessage.check(m);
+        int seq = ZeroCopyDataMessage.seq(m);
+        int n = ZeroCopyDataMessage.length(m);
+        if (seq == advertSeq && n > advertLength) {
+            throw new MalformedMessageException(ZeroCopyDataMessage.TYPE, "length " + n + " exceeds the "
+                    + advertLength + " bytes of advert " + seq);
+        }
+        zeroCopyArrival = ((long) seq << 32) | n;
+    }
+
+    void onCancelAck(int seq) {
+        cancelAcked = seq;
+    }
+
+    // ---- close -------------------------------------------------------------------------------------------------
+
+    /**
+     * Once the connection is closed: waits (bounded, and not cut short by an interrupt) until no read runs, since
+     * the ring may be provider memory that is unmapped next.
+     */
+    void awaitReadsLeft(long timeoutNanos) {
+        try {
+            leaving.awaitUninterruptibly(noReads, Waiter.deadlineAfter(timeoutNanos), "close (waiting for a read to leave)");
+        } catch (IOException e) {
+            LOG.warn("{}: a read on {} did not leave within {} of close: {}", link.endpoint, link.peerName(),
+                    Units.formatDuration(java.time.Duration.ofNanos(timeoutNanos)), e.toString());
+        }
+    }
+
+    void release() {
+        if (ringRegion != null) {
+            ringRegion.close();
+            link.budget.release(link.ringSize);
+            ringRegion = null;
+        }
+    }
+}

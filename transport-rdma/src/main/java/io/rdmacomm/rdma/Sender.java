@@ -1,0 +1,314 @@
+package io.rdmacomm.rdma;
+
+import io.rdmacomm.api.Access;
+import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.Units;
+import io.rdmacomm.api.support.Waiter;
+import io.rdmacomm.rdma.spi.Completion;
+import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RemoteRegion;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The send side of a connection. Small writes are copied into a registered staging buffer that mirrors the
+ * peer's ring offset for offset, and staged bytes go into the ring as DATA_INLINE messages (chunks up to
+ * {@link #INLINE_MAX}) or one-sided writes followed by DATA; large chunks of direct buffers skip staging where the
+ * provider's writes are one-sided; a write at the stream position of the peer's advert goes straight into the
+ * advertised buffer (ZDATA). A writer without ring space waits for the reader's credit. {@link #write} and
+ * {@link #sync} run on one thread at a time (the contract's one writer); the {@code on...} events arrive on the
+ * provider's thread.
+ */
+final class Sender {
+    private static final int MAX_FLUSH_CHUNK = 256 * 1024;
+    /** Chunks of direct buffers from this size on skip the staging copy (where the provider's writes are one-sided). */
+    static final int DIRECT_RING_MIN = 32 * 1024;
+    /**
+     * Ring chunks up to this size travel inside their DATA_INLINE notification, one provider message instead of a
+     * write followed by a notification: measured faster for small writes (see the module README).
+     */
+    static final int INLINE_MAX = 1024;
+
+    private final Link link;
+    private final String writeWhat;
+    private final String syncWhat;
+    private ByteBuffer staging;
+    private LocalRegion stagingRegion;
+    private RemoteRegion peerRing;
+    private int peerRingSize;
+    private int inlineMax;
+    /** Whether large direct writes go straight into the peer's ring (the provider's writes are one-sided). */
+    private boolean directRing;
+    /** Message buffer of the writing thread (DATA, DATA_INLINE, ZDATA). */
+    private ByteBuffer txScratch;
+    private RemoteRegion lastAdvertRegion;
+
+    // the writing thread's state
+    private long pos;
+    private long ringWritten;
+    private long stagedFrom;
+    private long stagedPos;
+    private volatile boolean writing;
+
+    private volatile long peerRingConsumed;
+    private volatile long zeroCopyBytes;
+    private final AtomicReference<AdvertMessage> advert = new AtomicReference<>();
+    private final AtomicInteger outstanding = new AtomicInteger();
+    private final BooleanSupplier drained;
+    private final BooleanSupplier ringSpace;
+    /** The writing thread's direct ring and zero-copy writes, one at a time. */
+    private final OpCompletion direct;
+    private final Completion ringCompletion = new Completion() {
+        @Override
+        public void completed() {
+            outstanding.decrementAndGet();
+            link.wake();
+        }
+
+        @Override
+        public void failed(IOException cause) {
+            // the failure first: a sync() that sees nothing outstanding must also see why
+            link.fail(cause);
+            outstanding.decrementAndGet();
+        }
+    };
+
+    Sender(Link link) {
+        this.link = link;
+        this.writeWhat = link.readTimeoutWhat("write waiting for the reader's credit");
+        this.syncWhat = link.readTimeoutWhat("sync");
+        this.direct = new OpCompletion(link);
+        this.drained = () -> outstanding.get() == 0 || link.failure() != null;
+        this.ringSpace = () -> peerRingSize - (ringWritten - peerRingConsumed) > 0 || link.failure() != null
+                || link.peerClosed();
+    }
+
+    /**
+     * Takes the peer's ring from its HELLO: allocates and registers the staging buffer that mirrors it.
+     *
+     * @throws HandshakeException if the ring is unusable or its staging buffer exceeds the budget
+     */
+    void setUp(RegionDescriptor ring) throws IOException {
+        if (!ring.access().contains(Access.REMOTE_WRITE) || ring.length() <= 0
+                || ring.length() > Integer.MAX_VALUE - 8) {
+            throw new HandshakeException("handshake from " + link.peerName() + ": unusable receive ring " + ring
+                    + " (needs remote write and a length of 1 byte to 2g)");
+        }
+        peerRingSize = (int) ring.length();
+        if (!link.budget.tryReserve(peerRingSize)) {
+            throw new HandshakeException("handshake from " + link.peerName() + ": the peer's ring of "
+                    + Units.formatSize(peerRingSize) + " needs a staging buffer beyond maxRegistered "
+                    + Units.formatSize(link.budget.limit()));
+        }
+        RdmaChannel ch = link.channel();
+        staging = ByteBuffer.allocateDirect(peerRingSize);
+        directRing = ch.writesAreOneSided();
+        inlineMax = Math.max(0, Math.min(INLINE_MAX, ch.maxMessageSize() - DataMessage.HEADER_LENGTH));
+        txScratch = ByteBuffer.allocate(DataMessage.HEADER_LENGTH + inlineMax);
+        stagingRegion = ch.register(staging, Set.of());
+        peerRing = ch.unpack(ring);
+    }
+
+    long zeroCopyBytes() {
+        return zeroCopyBytes;
+    }
+
+    /** Whether a write or sync runs (close then leaves the staged bytes to it). */
+    boolean isWriting() {
+        return writing;
+    }
+
+    // ---- writing -----------------------------------------------------------------------------------------------
+
+    void write(ByteBuffer src) throws IOException {
+        writing = true;
+        try {
+            while (src.hasRemaining()) {
+                checkWritable();
+                AdvertMessage a = advert.get();
+                if (a != null && a.streamPosition() == pos && src.isDirect() && advert.compareAndSet(a, null)
+                        && zeroCopy(src, a)) {
+                    continue;
+                }
+                long free = peerRingSize - (ringWritten - peerRingConsumed);
+                if (free == 0) {
+                    flushStaged();
+                    link.waiter.await(ringSpace, Waiter.deadlineAfter(link.readTimeoutNanos), writeWhat);
+                    continue;
+                }
+                int off = (int) (ringWritten % peerRingSize);
+                int n = (int) Math.min(src.remaining(), Math.min(free, peerRingSize - off));
+                if (directRing && src.isDirect() && n >= DIRECT_RING_MIN && directRingWrite(src, off, n)) {
+                    continue;
+                }
+                staging.put(off, src, src.position(), n);
+                src.position(src.position() + n);
+                ringWritten += n;
+                pos += n;
+                if (ringWritten - stagedFrom >= Math.min(MAX_FLUSH_CHUNK, peerRingSize / 4)) {
+                    flushStaged();
+                }
+            }
+        } finally {
+            writing = false;
+        }
+    }
+
+    /**
+     * Writes {@code n} bytes of a direct {@code src} straight into the peer's ring at {@code off}, skipping the
+     * staging copy, and waits until the provider is done with {@code src} (write() may not return before). False
+     * if {@code src} cannot be registered: the caller stages it instead.
+     */
+    private boolean directRingWrite(ByteBuffer src, int off, int n) throws IOException {
+        RegistrationCache.Entry e = link.cache().acquire(src);
+        if (e == null) {
+            return false;
+        }
+        try {
+            flushStaged();
+            ByteBuffer note = DataMessage.encodeData(txScratch, pos, ringWritten, n);
+            writeAndWait(e.region, src, peerRing, peerRing.descriptor().address() + off, n, note,
+                    "write to " + link.peerName());
+            src.position(src.position() + n);
+            ringWritten += n;
+            pos += n;
+            stagedFrom = ringWritten;
+            stagedPos = pos;
+            return true;
+        } finally {
+            link.cache().release(e);
+        }
+    }
+
+    /** Writes into the peer's advertised buffer; false if {@code src} cannot be registered. */
+    private boolean zeroCopy(ByteBuffer src, AdvertMessage a) throws IOException {
+        flushStaged();
+        RegistrationCache.Entry e = link.cache().acquire(src);
+        if (e == null) {
+            return false;
+        }
+        try {
+            RemoteRegion target = lastAdvertRegion;
+            if (target == null || !target.descriptor().equals(a.region())) {
+                if (target != null) {
+                    target.close();
+                }
+                target = link.channel().unpack(a.region());
+                lastAdvertRegion = target;
+            }
+            int n = Math.min(src.remaining(), a.length());
+            ByteBuffer note = ZeroCopyDataMessage.encode(txScratch, a.seq(), pos, n);
+            writeAndWait(e.region, src, target, a.address(), n, note, "zero-copy write to " + link.peerName());
+            src.position(src.position() + n);
+            pos += n;
+            stagedPos = pos;
+            zeroCopyBytes += n;
+            return true;
+        } finally {
+            link.cache().release(e);
+        }
+    }
+
+    private void writeAndWait(LocalRegion region, ByteBuffer src, RemoteRegion target, long address, int n,
+            ByteBuffer note, String what) throws IOException {
+        link.channel().write(region, region.address() + src.position(), target, address, n, note, direct.reset());
+        if (!direct.isFinished()) {
+            link.waiter.await(direct.finishedOrFailed, Waiter.NO_DEADLINE, "write");
+        }
+        direct.check(what);
+    }
+
+    private void flushStaged() {
+        while (stagedFrom < ringWritten) {
+            int off = (int) (stagedFrom % peerRingSize);
+            int n = (int) Math.min(ringWritten - stagedFrom, peerRingSize - off);
+            outstanding.incrementAndGet();
+            if (n <= inlineMax) {
+                link.channel().send(DataMessage.encodeInline(txScratch, stagedPos, stagedFrom, staging, off, n),
+                        ringCompletion);
+            } else {
+                link.channel().write(stagingRegion, stagingRegion.address() + off, peerRing,
+                        peerRing.descriptor().address() + off, n,
+                        DataMessage.encodeData(txScratch, stagedPos, stagedFrom, n), ringCompletion);
+            }
+            stagedFrom += n;
+            stagedPos += n;
+        }
+    }
+
+    void sync() throws IOException {
+        writing = true;
+        try {
+            checkWritable();
+            flushStaged();
+            link.waiter.await(drained, Waiter.deadlineAfter(link.readTimeoutNanos), syncWhat);
+            checkWritable();
+        } finally {
+            writing = false;
+        }
+    }
+
+    private void checkWritable() throws IOException {
+        if (link.isClosed()) {
+            throw new AsynchronousCloseException();
+        }
+        if (link.failure() != null) {
+            throw link.failed("write to " + link.peerName());
+        }
+        if (link.peerClosed()) {
+            throw new CommunicatorException("write to " + link.peerName() + " failed: the peer closed the connection");
+        }
+    }
+
+    /**
+     * For close without a writer: writes the staged bytes and waits until every write completed; returns the
+     * final stream position.
+     */
+    long drain(long deadline) throws IOException {
+        flushStaged();
+        link.waiter.await(drained, deadline, "close");
+        return pos;
+    }
+
+    // ---- events ------------------------------------------------------------------------------------------------
+
+    /** The reader's credit: it consumed this many ring bytes. */
+    void onCredit(long ringConsumed) {
+        if (ringConsumed > peerRingConsumed) {
+            peerRingConsumed = ringConsumed;
+        }
+    }
+
+    void onAdvert(AdvertMessage a) {
+        onCredit(a.ringConsumed());
+        advert.set(a);
+    }
+
+    /** The reader takes advert {@code seq} back; true if it was not used, and the reader gets CANCEL_ACK. */
+    boolean onCancel(int seq) {
+        AdvertMessage a = advert.get();
+        return a != null && a.seq() == seq && advert.compareAndSet(a, null);
+    }
+
+    void release() {
+        if (lastAdvertRegion != null) {
+            lastAdvertRegion.close();
+        }
+        if (peerRing != null) {
+            peerRing.close();
+        }
+        if (stagingRegion != null) {
+            stagingRegion.close();
+            link.budget.release(peerRingSize);
+            stagingRegion = null;
+        }
+    }
+}

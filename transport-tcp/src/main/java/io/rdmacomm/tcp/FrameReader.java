@@ -1,0 +1,238 @@
+package io.rdmacomm.tcp;
+
+import io.rdmacomm.api.CommunicatorException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * The receive side of a connection: takes frames apart, hands stream bytes to a reader (into its buffer, or read
+ * straight from the socket when the buffer is large) and the frames of one-sided operations, decoded, to
+ * {@link RemoteFrames}. Used by one thread at a time (the connection's read lock); until remote memory is first
+ * used that is the application's reader, afterwards the progress thread ({@link #pump}).
+ */
+final class FrameReader {
+    /** {@link #readStream} returns this once the progress thread owns the socket. */
+    static final int HANDED_OVER = Integer.MIN_VALUE;
+    /** For the rest of a frame whose header arrived: a frame half read would lose the framing. */
+    private static final long NO_TIMEOUT = 0;
+
+    /**
+     * The frames of one-sided operations as they arrive. A handler given this reader must {@link #receive} or
+     * {@link #skip} the frame's {@code count} remaining bytes before it returns.
+     */
+    interface RemoteFrames {
+        void onPut(long op, long key, long offset, int count, FrameReader in) throws IOException;
+
+        void onGet(long op, long key, long offset, int count) throws IOException;
+
+        void onGetResponse(long op, int count, FrameReader in) throws IOException;
+
+        void onAck(long op);
+
+        void onError(long op, String reason);
+    }
+
+    private final SocketIo io;
+    private final RemoteFrames remote;
+    private final ByteBuffer recv;
+    /** A stream read this large skips the receive buffer and reads the socket straight into the caller's buffer. */
+    private final int directReadMin;
+    private final Wire.Frame frame = new Wire.Frame();
+    private int dataLeft;
+    private boolean endOfStream;
+    /** A protocol violation seen on the input; the framing is lost, so every later read fails with it. */
+    private CommunicatorException broken;
+    private volatile boolean handedOver;
+
+    FrameReader(SocketIo io, RemoteFrames remote, int receiveBytes) {
+        this.io = io;
+        this.remote = remote;
+        this.recv = ByteBuffer.allocateDirect(receiveBytes).flip();
+        this.directReadMin = receiveBytes / 2;
+    }
+
+    /** From now on {@link #readStream} returns {@link #HANDED_OVER} instead of reading. */
+    void handOver() {
+        handedOver = true;
+    }
+
+    /**
+     * Reads stream bytes into {@code dst} (which has space) in the caller's thread, serving any other frame it
+     * meets; returns the count, -1 at a clean end of stream, or {@link #HANDED_OVER}.
+     */
+    int readStream(ByteBuffer dst, long timeout) throws IOException {
+        try {
+            if (broken != null) {
+                throw new CommunicatorException("connection with " + io.peer() + " is unusable after a protocol"
+                        + " violation: " + broken.getMessage(), broken);
+            }
+            return readDirect(dst, timeout);
+        } catch (CommunicatorException e) {
+            if (broken == null) {
+                broken = e;
+            }
+            throw e;
+        }
+    }
+
+    private int readDirect(ByteBuffer dst, long timeout) throws IOException {
+        for (;;) {
+            if (handedOver) {
+                return HANDED_OVER;
+            }
+            if (dataLeft > 0) {
+                if (recv.hasRemaining()) {
+                    return takeData(dst);
+                }
+                if (dst.remaining() >= directReadMin) {
+                    int limit = dst.limit();
+                    dst.limit(dst.position() + Math.min(dst.remaining(), dataLeft));
+                    int n;
+                    try {
+                        n = io.readSome(dst, timeout);
+                    } finally {
+                        dst.limit(limit);
+                    }
+                    if (n < 0) {
+                        throw truncated();
+                    }
+                    dataLeft -= n;
+                    return n;
+                }
+                if (fill(timeout) < 0) {
+                    throw truncated();
+                }
+                continue;
+            }
+            if (endOfStream) {
+                return -1;
+            }
+            if (!nextFrame(timeout)) {
+                endOfStream = true;
+                return -1;
+            }
+        }
+    }
+
+    /** Reads frames until the peer ends the stream, writing stream bytes into {@code pipe}; waits without limit. */
+    void pump(StreamPipe pipe) throws IOException {
+        if (endOfStream) {
+            return;
+        }
+        for (;;) {
+            if (dataLeft > 0) {
+                if (!recv.hasRemaining() && fill(NO_TIMEOUT) < 0) {
+                    throw truncated();
+                }
+                dataLeft -= pipe.write(recv, Math.min(dataLeft, recv.remaining()));
+            } else if (!nextFrame(NO_TIMEOUT)) {
+                break;
+            }
+        }
+        endOfStream = true;
+    }
+
+    /** Copies buffered bytes of the current DATA frame into {@code dst}. */
+    private int takeData(ByteBuffer dst) {
+        int n = Math.min(Math.min(dataLeft, recv.remaining()), dst.remaining());
+        int limit = recv.limit();
+        recv.limit(recv.position() + n);
+        dst.put(recv);
+        recv.limit(limit);
+        dataLeft -= n;
+        return n;
+    }
+
+    /**
+     * Reads a frame's header and serves any frame but DATA whole; returns with {@link #dataLeft} set for a DATA
+     * frame, or false at a clean end of stream.
+     */
+    private boolean nextFrame(long timeout) throws IOException {
+        if (!ensure(Wire.HEADER_LENGTH, timeout, true)) {
+            return false;
+        }
+        Wire.Frame f = frame.wrap(recv, recv.position());
+        byte type = f.type();
+        int length = f.payloadLength();
+        if (!Wire.wellFormed(type, length)) {
+            throw new CommunicatorException("malformed frame from " + io.peer() + ": " + Wire.typeName(type)
+                    + " with length " + Integer.toUnsignedString(length));
+        }
+        int decoded = Wire.decodedLength(type, length);
+        ensure(decoded, NO_TIMEOUT, false);
+        f.wrap(recv, recv.position());
+        recv.position(recv.position() + decoded);
+        switch (type) {
+            case Wire.DATA -> dataLeft = length;
+            case Wire.PUT -> remote.onPut(f.op(), f.key(), f.regionOffset(), length + Wire.HEADER_LENGTH
+                    - Wire.PUT_LENGTH, this);
+            case Wire.GET -> remote.onGet(f.op(), f.key(), f.regionOffset(), f.count());
+            case Wire.GET_RESPONSE -> remote.onGetResponse(f.op(), length + Wire.HEADER_LENGTH - Wire.OP_LENGTH,
+                    this);
+            case Wire.ACK -> remote.onAck(f.op());
+            default -> remote.onError(f.op(), f.reason());
+        }
+        return true;
+    }
+
+    /**
+     * Makes {@code n} bytes available in {@link #recv}; false if the stream ended cleanly before any of them
+     * (only where {@code boundary} says a frame may end there).
+     */
+    private boolean ensure(int n, long timeout, boolean boundary) throws IOException {
+        while (recv.remaining() < n) {
+            if (fill(timeout) < 0) {
+                if (boundary && !recv.hasRemaining()) {
+                    return false;
+                }
+                throw truncated();
+            }
+        }
+        return true;
+    }
+
+    private int fill(long timeout) throws IOException {
+        recv.compact();
+        try {
+            return io.readSome(recv, timeout);
+        } finally {
+            recv.flip();
+        }
+    }
+
+    /** Moves the next {@code dst.remaining()} bytes of the current frame into {@code dst}. */
+    void receive(ByteBuffer dst) throws IOException {
+        while (dst.hasRemaining()) {
+            if (recv.hasRemaining()) {
+                int n = Math.min(recv.remaining(), dst.remaining());
+                int limit = recv.limit();
+                recv.limit(recv.position() + n);
+                dst.put(recv);
+                recv.limit(limit);
+            } else if (dst.remaining() >= directReadMin) {
+                if (io.readSome(dst, NO_TIMEOUT) < 0) {
+                    throw truncated();
+                }
+            } else if (fill(NO_TIMEOUT) < 0) {
+                throw truncated();
+            }
+        }
+    }
+
+    /** Drops the next {@code count} bytes of the current frame. */
+    void skip(int count) throws IOException {
+        int left = count;
+        while (left > 0) {
+            if (!recv.hasRemaining() && fill(NO_TIMEOUT) < 0) {
+                throw truncated();
+            }
+            int n = Math.min(left, recv.remaining());
+            recv.position(recv.position() + n);
+            left -= n;
+        }
+    }
+
+    private CommunicatorException truncated() {
+        return new CommunicatorException("connection from " + io.peer() + " ended in the middle of a frame");
+    }
+}

@@ -1,0 +1,264 @@
+package io.rdmacomm.tcp;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The send side of a connection: every frame goes out here, under one lock. Small stream writes are coalesced
+ * into one DATA frame in a direct buffer that goes out on {@link #sync()} or when full; a write of at least
+ * {@code sendBuffer} bytes, a PUT's bytes and a GET_RESPONSE's bytes go out in one gathering write with what was
+ * buffered and their header, without being copied.
+ */
+final class FrameWriter {
+    private static final Logger LOG = LoggerFactory.getLogger(FrameWriter.class);
+    private static final long CLOSE_DELIVERY_DEFAULT = TimeUnit.SECONDS.toNanos(3);
+
+    private final SocketIo io;
+    private final Settings settings;
+    private final ReentrantLock lock = new ReentrantLock();
+    // owned by the holder of the lock
+    private final ByteBuffer send;
+    private final int coalesceLimit;
+    private final ByteBuffer header = ByteBuffer.allocateDirect(Wire.PUT_LENGTH);
+    private final ByteBuffer[] gather = new ByteBuffer[3];
+    private final Wire.Frame frame = new Wire.Frame();
+    /** Where the DATA frame that writes are filling starts in {@link #send}, or -1. */
+    private int openFrame = -1;
+    private boolean outputShut;
+
+    FrameWriter(SocketIo io, Settings settings) {
+        this.io = io;
+        this.settings = settings;
+        this.coalesceLimit = settings.sendBuffer();
+        this.send = ByteBuffer.allocateDirect(Math.max(settings.sendBuffer() + Wire.HEADER_LENGTH, 64));
+    }
+
+    void write(ByteBuffer src) throws IOException {
+        lock.lock();
+        try {
+            checkOutput();
+            while (src.hasRemaining()) {
+                int r = src.remaining();
+                if (r >= coalesceLimit) {
+                    header.clear().limit(frame.wrap(header, 0).data(r));
+                    writeFrame(src);
+                    continue;
+                }
+                if (openFrame < 0) {
+                    if (send.remaining() <= Wire.HEADER_LENGTH) {
+                        flush(0);
+                    }
+                    openFrame = send.position();
+                    send.position(openFrame + frame.wrap(send, openFrame).data(0));
+                }
+                int n = Math.min(r, send.remaining());
+                int limit = src.limit();
+                src.limit(src.position() + n);
+                send.put(src);
+                src.limit(limit);
+                if (!send.hasRemaining()) {
+                    flush(0);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void sync() throws IOException {
+        lock.lock();
+        try {
+            checkOutput();
+            if (send.position() > 0) {
+                flush(0);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Sends a PUT of {@code src}'s remaining bytes. */
+    void put(long op, long key, long offset, ByteBuffer src) throws IOException {
+        lock.lock();
+        try {
+            checkOutput();
+            header.clear().limit(frame.wrap(header, 0).put(op, key, offset, src.remaining()));
+            writeFrame(src);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void get(long op, long key, long offset, int count) throws IOException {
+        lock.lock();
+        try {
+            checkOutput();
+            sendFrame(room(Wire.GET_LENGTH).get(op, key, offset, count));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Answers a PUT: ACK if {@code refused} is null, else ERROR with that reason (cut to what a frame holds). */
+    void answer(long op, String refused) throws IOException {
+        lock.lock();
+        try {
+            if (outputShut) {
+                return; // this side is closing; the initiator learns so from the end of the stream
+            }
+            byte[] text = refused == null ? null : refused.getBytes(StandardCharsets.UTF_8);
+            int textBytes = text == null ? 0
+                    : Math.min(text.length, Math.min(Wire.MAX_REASON_BYTES, send.capacity() - Wire.OP_LENGTH));
+            Wire.Frame f = room(Wire.OP_LENGTH + textBytes);
+            sendFrame(text == null ? f.ack(op) : f.error(op, text, textBytes));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Answers a GET with the bytes of {@code source}. */
+    void answerGet(long op, ByteBuffer source) throws IOException {
+        lock.lock();
+        try {
+            if (outputShut) {
+                return;
+            }
+            header.clear().limit(frame.wrap(header, 0).getResponse(op, source.remaining()));
+            writeFrame(source);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Unless a writer is busy: tries, within the read timeout (or a few seconds), to send what was written but not
+     * synced, then ends the stream so the peer reads -1; no frame goes out afterwards.
+     *
+     * @return false if a writer held the lock, so nothing was done
+     */
+    boolean endStream() {
+        try {
+            if (!lock.tryLock(10, TimeUnit.MILLISECONDS)) {
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            if (outputShut) {
+                return true;
+            }
+            outputShut = true;
+            long budget = settings.readTimeout() > 0 ? settings.readTimeout() : CLOSE_DELIVERY_DEFAULT;
+            if (send.position() > 0) {
+                if (io.blocking()) {
+                    flushGuarded(budget);
+                } else {
+                    flush(System.nanoTime() + budget);
+                }
+            }
+            io.shutdownOutput();
+        } catch (IOException e) {
+            LOG.debug("bytes written to {} before close could not be delivered", io.peer(), e);
+        } finally {
+            lock.unlock();
+        }
+        return true;
+    }
+
+    /** A blocking write cannot time out, so a watchdog closes the channel if the peer takes too long. */
+    private void flushGuarded(long budget) throws IOException {
+        CountDownLatch delivered = new CountDownLatch(1);
+        Thread watchdog = new Thread(() -> {
+            try {
+                if (!delivered.await(budget, TimeUnit.NANOSECONDS)) {
+                    io.abort();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "rdmacomm-tcp-close-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+        try {
+            flush(0);
+        } finally {
+            delivered.countDown();
+            TcpConnection.join(watchdog);
+        }
+    }
+
+    private void checkOutput() throws ClosedChannelException {
+        if (outputShut) {
+            throw new ClosedChannelException();
+        }
+    }
+
+    private void closeFrame() {
+        if (openFrame >= 0) {
+            frame.wrap(send, openFrame).payloadLength(send.position() - openFrame - Wire.HEADER_LENGTH);
+            openFrame = -1;
+        }
+    }
+
+    /** Ends the open DATA frame and makes room for a frame of {@code length} bytes; returns the flyweight on it. */
+    private Wire.Frame room(int length) throws IOException {
+        closeFrame();
+        if (send.remaining() < length) {
+            flush(0);
+        }
+        return frame.wrap(send, send.position());
+    }
+
+    /** Sends what is buffered and the frame of {@code length} bytes just encoded after it. */
+    private void sendFrame(int length) throws IOException {
+        send.position(send.position() + length);
+        flush(0);
+    }
+
+    /** Sends everything buffered; {@code deadline} (nanoTime) bounds the wait when non-zero. */
+    private void flush(long deadline) throws IOException {
+        closeFrame();
+        send.flip();
+        try {
+            while (send.hasRemaining()) {
+                if (io.write(send) == 0) {
+                    io.awaitWritable(deadline);
+                }
+            }
+        } finally {
+            send.clear();
+        }
+    }
+
+    /**
+     * Sends what is buffered, then one frame whose fixed part is in {@link #header} and whose remaining bytes are
+     * {@code payload}, in one gathering write; the payload is not copied.
+     */
+    private void writeFrame(ByteBuffer payload) throws IOException {
+        closeFrame();
+        send.flip();
+        gather[0] = send;
+        gather[1] = header;
+        gather[2] = payload;
+        try {
+            while (header.hasRemaining() || payload.hasRemaining()) {
+                if (io.write(gather) == 0) {
+                    io.awaitWritable(0);
+                }
+            }
+        } finally {
+            gather[2] = null;
+            send.clear();
+            header.clear();
+        }
+    }
+}
