@@ -58,7 +58,7 @@ public final class KvServer implements AutoCloseable {
 
     private KvServer(KvServerConfig config) throws IOException {
         this.config = config;
-        this.store = new Store(ByteBuffer.allocateDirect((int) config.memoryBytes()));
+        this.store = new Store(allocatePool(config.memoryBytes()));
         this.sessions = new Sessions(config.maxSessions());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kv-timer"));
         Communicator l = null;
@@ -190,6 +190,16 @@ public final class KvServer implements AutoCloseable {
             } catch (RejectedExecutionException stopping) {
                 c.close();
             }
+        }
+    }
+
+    private static ByteBuffer allocatePool(long bytes) throws IOException {
+        try {
+            return ByteBuffer.allocateDirect((int) bytes);
+        } catch (OutOfMemoryError e) {
+            throw new IOException("cannot allocate the memory pool of " + Units.formatSize(bytes) + ": " + e.getMessage()
+                    + "; give the JVM more direct memory (JAVA_OPTS=-XX:MaxDirectMemorySize=...) or a smaller --memory",
+                    e);
         }
     }
 

@@ -111,7 +111,8 @@ final class BenchRun {
     private Target open(int i) throws IOException {
         String name = "kv-client bench #" + i;
         if (dataPath) {
-            KvClient kv = client.connect(name);
+            // each client registers what its values need, not --buffer: 16 clients of 64 MiB would be 1 GiB
+            KvClient kv = KvClient.connect(client.server, client.options(name).withBuffer(Math.max(valueSize, 4096)));
             return new Target() {
                 @Override
                 public void get(byte[] key) throws IOException {
