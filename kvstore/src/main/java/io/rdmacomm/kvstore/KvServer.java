@@ -114,6 +114,14 @@ public final class KvServer implements AutoCloseable {
                 store.misses.sum(), store.errors.sum(), sessions.failed(), advertised.toString());
     }
 
+    /**
+     * Waits until {@code expected} sessions are open (sessions end on the threads serving their data connections,
+     * after the client has gone); true if they are within {@code timeout}.
+     */
+    boolean awaitSessions(int expected, Duration timeout) throws InterruptedException {
+        return sessions.awaitSize(expected, timeout);
+    }
+
     /** Blocks until {@link #close()} has finished. */
     public void awaitClosed() throws InterruptedException {
         closed.await();

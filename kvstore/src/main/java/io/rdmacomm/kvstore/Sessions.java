@@ -4,9 +4,11 @@ import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.RegionDescriptor;
 import java.io.IOException;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -104,6 +106,7 @@ final class Sessions {
                         + " sessions (--max-sessions)");
             }
             byId.put(id, s);
+            notifyAll();
         }
         return s;
     }
@@ -133,6 +136,9 @@ final class Sessions {
                 failed.incrementAndGet();
             }
             s.end();
+            synchronized (this) {
+                notifyAll();
+            }
         }
     }
 
@@ -146,6 +152,18 @@ final class Sessions {
 
     int size() {
         return byId.size();
+    }
+
+    /** Waits until {@code expected} sessions are open or {@code timeout} passes; true if they are. */
+    synchronized boolean awaitSize(int expected, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (long left = timeout.toNanos(); byId.size() != expected; left = deadline - System.nanoTime()) {
+            if (left <= 0) {
+                return false;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        return true;
     }
 
     long failed() {

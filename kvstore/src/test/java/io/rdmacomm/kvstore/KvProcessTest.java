@@ -13,8 +13,11 @@ import io.rdmacomm.testkit.ChildJvm;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -156,27 +159,77 @@ abstract class KvProcessTest {
     }
 
     @Test
-    void theCommandLineClientPrintsValuesByteForByte() throws Exception {
+    @Timeout(300) // five kv-client JVMs, each starting its transport: slow on a loaded machine
+    void theCommandLineClientPutsGetsDeletesAndReports() throws Exception {
         byte[] value = Workloads.value(5, 5, 300_000).array();
         client("cli", 1 << 20).put("blob".getBytes(StandardCharsets.US_ASCII), value);
-        Process get = ChildJvm.of(KvClientMain.class, List.of("--server", address, "--buffer", "1m", "get",
-                "blob")).start();
-        byte[] stdout = get.getInputStream().readAllBytes();
-        String stderr = new String(get.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, exit(get), "get's exit status; stderr: " + stderr);
-        assertArrayEquals(value, stdout, "get's stdout is the value and nothing else");
-        assertEquals("", stderr);
+        Run get = kvClient("get", "blob");
+        assertEquals(0, get.status(), "get's exit status; stderr: " + get.err());
+        assertArrayEquals(value, get.out(), "get's stdout is the value and nothing else");
+        assertEquals("", get.err());
+
+        assertEquals(new Run(0, new byte[0], ""), kvClient("put", "cli-key", "cli value"));
+        assertArrayEquals("cli value".getBytes(StandardCharsets.US_ASCII), client("cli check", 4096).control()
+                .get("cli-key".getBytes(StandardCharsets.US_ASCII)), "what kv-client put is stored");
+        Run stats = kvClient("stats");
+        assertEquals(0, stats.status(), stats.err());
+        assertTrue(stats.text().startsWith("data_endpoint: " + dataEndpoint.substring(0, 4)), stats.text());
+        assertTrue(stats.text().contains("\nkeys: "), stats.text());
+        assertEquals(new Run(0, new byte[0], ""), kvClient("delete", "cli-key"));
+        Run missing = kvClient("get", "cli-key");
+        assertEquals(1, missing.status());
+        assertEquals(0, missing.out().length);
+        assertEquals("kv-client: no such key 'cli-key'\n", missing.err(), "one line on stderr");
     }
 
-    private static int exit(Process p) throws InterruptedException {
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child finished");
-        return p.exitValue();
+    /** What a kv-client process printed and returned. */
+    private record Run(int status, byte[] out, String err) {
+        String text() {
+            return new String(out, StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Run r && r.status == status && Arrays.equals(r.out, out) && r.err.equals(err);
+        }
+
+        @Override
+        public int hashCode() {
+            return status;
+        }
+
+        @Override
+        public String toString() {
+            return "exit " + status + ", stdout '" + text() + "', stderr '" + err + "'";
+        }
     }
 
+    /** kv-client in a process of its own against this class's server. */
+    private Run kvClient(String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of("--server", address, "--buffer", "1m"));
+        all.addAll(List.of(args));
+        Path out = Files.createTempFile("kv-client", ".out");
+        Path err = Files.createTempFile("kv-client", ".err");
+        try {
+            Process p = ChildJvm.of(KvClientMain.class, all).redirectOutput(out.toFile()).redirectError(err.toFile())
+                    .start();
+            try {
+                assertTrue(p.waitFor(60, TimeUnit.SECONDS), "kv-client " + String.join(" ", args) + " finished");
+            } finally {
+                p.destroyForcibly();
+            }
+            return new Run(p.exitValue(), Files.readAllBytes(out), Files.readString(err));
+        } finally {
+            Files.delete(out);
+            Files.delete(err);
+        }
+    }
+
+    /** Polls the server's session count (across processes there is nothing to wait on), with a deadline. */
     private void awaitSessions(int expected) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (stats().sessions() != expected && System.nanoTime() < deadline) {
-            Thread.sleep(20);
+            Thread.onSpinWait(); // each round is a gRPC call, which waits on the network anyway
         }
         assertEquals(expected, stats().sessions(), "open sessions after the killed client's ended");
     }

@@ -87,6 +87,42 @@ class KvCliTest {
     }
 
     @Test
+    void refusalsExitOneWithOneLineNamingTheLimit(@TempDir Path dir) throws Exception {
+        Path overMax = Files.write(dir.resolve("over"), new byte[(4 << 20) + 1]);
+        assertRefused(run("--server", server.controlAddress(), "--buffer", "8m", "put", "big", "--file",
+                overMax.toString()), "kv-client: value of 4194305 bytes exceeds the server's max value (--max-value)");
+        assertRefused(client("get", "k".repeat(1025)), "kv-client: key of 1025 bytes: keys must have 1 to 1024 bytes"
+                + " (the server's --max-key)");
+
+        assertEquals(0, client("put", "wide", "--file", Files.write(dir.resolve("wide"), new byte[300_000]).toString())
+                .status());
+        Run small = run("--server", server.controlAddress(), "--buffer", "64k", "get", "wide");
+        assertRefused(small, "kv-client: the value of 'wide' has 300000 bytes, more than the client's buffer of 64k"
+                + " (--buffer)");
+        assertEquals(0, client("delete", "wide").status());
+
+        Path fourMiB = Files.write(dir.resolve("4m"), new byte[4 << 20]);
+        int stored = 0;
+        Run full;
+        while ((full = client("put", "fill-" + stored, "--file", fourMiB.toString())).status() == 0) {
+            stored++;
+            assertTrue(stored < 4, "a 16 MiB pool holds fewer than four 4 MiB values");
+        }
+        assertRefused(full, "kv-client: the server's memory pool is full: no room for a value of 4194304 bytes");
+        for (int i = 0; i < stored; i++) {
+            assertEquals(0, client("delete", "fill-" + i).status());
+        }
+        assertEquals(0, client("put", "fill-again", "--file", fourMiB.toString()).status(), "deleting made room");
+        assertEquals(0, client("delete", "fill-again").status());
+    }
+
+    private static void assertRefused(Run r, String line) {
+        assertEquals(1, r.status(), r.err());
+        assertEquals(0, r.out().length, "nothing on stdout");
+        assertEquals(line + "\n", r.err(), "one line on stderr");
+    }
+
+    @Test
     void usageErrorsExitTwoAndNameTheProblem() {
         Run both = client("put", "k", "v", "--file", "f");
         assertEquals(2, both.status());
