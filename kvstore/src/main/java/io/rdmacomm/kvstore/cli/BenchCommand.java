@@ -14,7 +14,7 @@ import picocli.CommandLine.Spec;
 /** {@code bench}: ops/s and latency of GET and PUT from C concurrent clients. */
 @Command(name = "bench", sortOptions = false,
         description = "Measures C clients, each with its own session (and a registered buffer of SIZE bytes, at"
-                + " least 4k), doing OPS operations in all on KEYS keys preloaded with SIZE-byte values: GET with"
+                + " least 4k), doing N operations in all on K keys preloaded with SIZE-byte values: GET with"
                 + " probability R, else PUT. Prints ops/s and latency percentiles (one line, or one JSON object"
                 + " with --json).")
 final class BenchCommand implements Callable<Integer> {
