@@ -86,22 +86,8 @@ public final class ServerMain implements Callable<Integer> {
         ExchangeSettings settings = new ExchangeSettings((int) regionSize, maxGroupSize, groupTimeout,
                 RoutineRegistry.load(ServerMain.class.getClassLoader()));
         SessionServer server = SessionServer.start(endpoint, maxSessions, requestTimeout, settings);
-        // The JVM exits with 128+signal after SIGINT/SIGTERM even when every hook finished; a server that
-        // stopped cleanly on request exits 0 instead, once run() has released everything.
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (finished) {
-                return;
-            }
-            server.stop();
-            try {
-                if (server.awaitStopped(STOP_TIMEOUT)) {
-                    System.out.flush();
-                    Runtime.getRuntime().halt(0);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "servercomm-shutdown"));
+        // exit 0 once run() has released everything
+        Cli.exitZeroOnSignal("servercomm-shutdown", server::stop, server::awaitStopped, STOP_TIMEOUT, () -> finished);
         System.out.println("listening " + server.endpoint());
         System.out.flush();
         try {

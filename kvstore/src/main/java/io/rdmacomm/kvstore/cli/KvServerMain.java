@@ -87,22 +87,7 @@ public final class KvServerMain implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         KvServer server = KvServer.start(config);
-        // The JVM exits with 128+signal after SIGINT/SIGTERM even when every hook finished; a server that stopped
-        // cleanly on request exits 0 instead.
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (finished) {
-                return;
-            }
-            server.close();
-            try {
-                if (server.awaitClosed(STOP_TIMEOUT)) {
-                    System.out.flush();
-                    Runtime.getRuntime().halt(0);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "kv-server-shutdown"));
+        Cli.exitZeroOnSignal("kv-server-shutdown", server::close, server::awaitClosed, STOP_TIMEOUT, () -> finished);
         System.out.println("listening " + server.controlAddress() + " data " + server.dataEndpoint());
         System.out.flush();
         try {
