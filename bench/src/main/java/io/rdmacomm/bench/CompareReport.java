@@ -26,6 +26,8 @@ import java.util.Map;
  * {"kind":"row","row":ID,"label":TEXT,"metric":FIELD,"baseline":TEXT,"unit":TEXT,
  *  "target_ratio":X,"better":"lower"|"higher"}       ours/baseline must be at most X (lower) or at least X
  * {"kind":"row","row":ID,..., "source":ROW_ID,"target_max":X}  ours alone, from another row's results, at most X
+ * {"kind":"row","row":ID,..., "source":ROW_ID [,"target_ratio":X,"better":...]}  another metric of that row's runs
+ *                                      (e.g. the p99 of the runs whose ops/s another row reports), ratio as above
  * {"kind":"result","row":ID,"side":"baseline"|"ours", ...figures}  one run: a bench --json line plus row and side
  * </pre>
  * A later transport adds rows by emitting more row and result lines; nothing here names a transport.
@@ -83,7 +85,7 @@ final class CompareReport {
         double o = median(ours);
         String target;
         boolean met;
-        double ratio = def.has("source") ? Double.NaN : o / b;
+        double ratio = def.has("target_max") ? Double.NaN : o / b;
         if (def.has("target_max")) {
             double max = def.get("target_max").asDouble();
             target = "<= " + format(max);

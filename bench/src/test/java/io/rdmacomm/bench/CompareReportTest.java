@@ -74,6 +74,21 @@ class CompareReportTest {
     }
 
     @Test
+    void anotherMetricOfARowsRunsIsComparedToo() {
+        CompareReport r = CompareReport.of(List.of(
+                "{\"kind\":\"row\",\"row\":\"ops\",\"metric\":\"ops_per_sec\"}",
+                "{\"kind\":\"row\",\"row\":\"ops-p50\",\"metric\":\"p50_us\",\"source\":\"ops\","
+                        + "\"target_ratio\":1.0,\"better\":\"lower\"}",
+                "{\"kind\":\"result\",\"row\":\"ops\",\"side\":\"baseline\",\"ops_per_sec\":100,\"p50_us\":40}",
+                "{\"kind\":\"result\",\"row\":\"ops\",\"side\":\"ours\",\"ops_per_sec\":150,\"p50_us\":30}"));
+        CompareReport.Row p50 = r.rows().get(1);
+        assertEquals(40, p50.baselineMedian());
+        assertEquals(30, p50.oursMedian());
+        assertEquals(0.75, p50.ratio(), 1e-9);
+        assertTrue(p50.met());
+    }
+
+    @Test
     void theSummaryKeepsMetaMediansAndValues() {
         CompareReport r = CompareReport.of(List.of(
                 "{\"kind\":\"meta\",\"machine\":\"2 cores\"}",

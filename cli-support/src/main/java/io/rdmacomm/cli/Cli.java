@@ -53,6 +53,35 @@ public final class Cli {
         return cl;
     }
 
+    /** Waits up to a timeout for a server to stop; true if it has. */
+    @FunctionalInterface
+    public interface StopWait {
+        boolean await(Duration timeout) throws InterruptedException;
+    }
+
+    /**
+     * Makes SIGINT and SIGTERM stop a server binary cleanly: {@code stop} runs, and once {@code stopped} confirms
+     * within {@code timeout} the JVM halts with 0, where it would otherwise exit 128+signal although every hook
+     * finished. Does nothing once {@code finished} holds (the server returned by itself; the normal exit decides).
+     */
+    public static void exitZeroOnSignal(String threadName, Runnable stop, StopWait stopped, Duration timeout,
+            BooleanSupplier finished) {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (finished.getAsBoolean()) {
+                return;
+            }
+            stop.run();
+            try {
+                if (stopped.await(timeout)) {
+                    System.out.flush();
+                    Runtime.getRuntime().halt(0);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, threadName));
+    }
+
     /** An exception's message, or its type when it has none. */
     public static String describe(Throwable e) {
         String m = e.getMessage();

@@ -144,22 +144,11 @@ public final class ServerMain implements Callable<Integer> {
                 RoutineRegistry.load(ServerMain.class.getClassLoader()));
         PrintWriter out = spec.commandLine().getOut();
         SessionServer server = SessionServer.start(endpoint, maxSessions, requestTimeout, settings);
-        // The JVM exits with 128+signal after SIGINT/SIGTERM even when every hook finished; a server that
-        // stopped cleanly on request exits 0 instead, once run() has released everything.
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (finished) {
-                return;
-            }
+        // exit 0 once run() has released everything
+        Cli.exitZeroOnSignal("servercomm-shutdown", () -> {
             server.stop();
-            try {
-                if (server.awaitStopped(STOP_TIMEOUT)) {
-                    out.flush();
-                    Runtime.getRuntime().halt(0);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "servercomm-shutdown"));
+            out.flush();
+        }, server::awaitStopped, STOP_TIMEOUT, () -> finished);
         out.println("listening " + server.endpoint());
         out.flush();
         try {

@@ -1,0 +1,262 @@
+package io.rdmacomm.kvstore;
+
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.rdmacomm.api.Communicator;
+import io.rdmacomm.api.Communicators;
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.EndpointOption;
+import io.rdmacomm.api.Units;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A kv store server: the memory pool, the gRPC control plane and the data plane's listener, started together
+ * and closed together.
+ *
+ * <pre>{@code
+ * try (KvServer server = KvServer.start(KvServerConfig.of("127.0.0.1", 0, Endpoint.parse("rdma://127.0.0.1:0")))) {
+ *     server.awaitClosed();
+ * }
+ * }</pre>
+ *
+ * <p>The pool is allocated once at start. On {@code rdma://} the transport registers it with each data connection
+ * on its first one-sided operation (registration is per connection in this project's contract), so the data
+ * endpoint's {@code maxRegistered} must hold the pool: unset, it is set to the pool's size plus 64m.
+ */
+public final class KvServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(KvServer.class);
+    private static final Duration STOP_WAIT = Duration.ofSeconds(10);
+    private static final long REGISTRATION_HEADROOM = 64L << 20;
+
+    private final KvServerConfig config;
+    private final Store store;
+    private final Sessions sessions;
+    private final Communicator listener;
+    private final Endpoint advertised;
+    private final ScheduledExecutorService timer;
+    private final Server grpc;
+    private final Thread acceptor;
+    private final Set<DataSession> connections = ConcurrentHashMap.newKeySet();
+    private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger threadNumbers = new AtomicInteger();
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private volatile boolean closing;
+
+    private KvServer(KvServerConfig config) throws IOException {
+        this.config = config;
+        this.store = new Store(allocatePool(config.memoryBytes()));
+        this.sessions = new Sessions(config.maxSessions());
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kv-timer"));
+        Communicator l = null;
+        Server g = null;
+        try {
+            l = Communicators.open(dataEndpoint(config));
+            l.serve();
+            this.advertised = advertise(l.endpoint());
+            g = NettyServerBuilder.forAddress(new InetSocketAddress(config.listenHost(), config.listenPort()))
+                    .addService(new ControlService(store, sessions, config, advertised.toString(), timer,
+                            this::stats))
+                    .build().start();
+        } catch (IOException | RuntimeException e) {
+            if (l != null) {
+                quietly(l);
+            }
+            timer.shutdownNow();
+            throw e;
+        }
+        this.listener = l;
+        this.grpc = g;
+        this.acceptor = daemon(this::acceptLoop, "kv-data-accept");
+    }
+
+    /**
+     * Allocates the pool, starts the control plane and the data plane's listener.
+     *
+     * @throws IOException if either address cannot be bound; nothing stays open
+     */
+    public static KvServer start(KvServerConfig config) throws IOException {
+        KvServer s = new KvServer(config);
+        s.acceptor.start();
+        LOG.info("kv server: control {}, data {}, pool {}", s.controlAddress(), s.advertised,
+                Units.formatSize(config.memoryBytes()));
+        return s;
+    }
+
+    /** The control plane's {@code host:port}, with the port actually bound. */
+    public String controlAddress() {
+        String host = config.listenHost();
+        return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + grpc.getPort();
+    }
+
+    /** The data plane's endpoint as clients are told it (the bound port, no server-side options). */
+    public Endpoint dataEndpoint() {
+        return advertised;
+    }
+
+    public KvStats stats() {
+        Allocator a = store.allocator();
+        return new KvStats(store.keys(), a.capacity(), a.usedBytes(), a.freeBytes(), a.largestFreePayload(),
+                store.valueBytes(), sessions.size(), store.gets.sum(), store.puts.sum(), store.deletes.sum(),
+                store.misses.sum(), store.errors.sum(), sessions.failed(), advertised.toString());
+    }
+
+    /**
+     * Waits until {@code expected} sessions are open (sessions end on the threads serving their data connections,
+     * after the client has gone); true if they are within {@code timeout}.
+     */
+    boolean awaitSessions(int expected, Duration timeout) throws InterruptedException {
+        return sessions.awaitSize(expected, timeout);
+    }
+
+    /** Blocks until {@link #close()} has finished. */
+    public void awaitClosed() throws InterruptedException {
+        closed.await();
+    }
+
+    /** Waits up to {@code timeout} for {@link #close()} to finish; true if it has. */
+    public boolean awaitClosed(Duration timeout) throws InterruptedException {
+        return closed.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Stops both planes: refuses new sessions, ends every open one (their data connections close), and waits for
+     * the threads serving them. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+            closing = true;
+        }
+        try {
+            grpc.shutdownNow();
+            sessions.close();
+            quietly(listener);
+            for (DataSession c : connections) {
+                c.close();
+            }
+            long deadline = System.nanoTime() + STOP_WAIT.toNanos();
+            join(acceptor, deadline);
+            for (Thread t : threads) {
+                join(t, deadline);
+            }
+            grpc.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            timer.shutdownNow();
+            closed.countDown();
+        }
+    }
+
+    private void acceptLoop() {
+        while (!closing) {
+            Communicator peer;
+            try {
+                peer = listener.accept();
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException | RuntimeException e) {
+                if (!closing) {
+                    LOG.warn("kv server: accepting a data connection failed, stopping the data plane", e);
+                }
+                return;
+            }
+            DataSession c = new DataSession(peer, store, sessions, config);
+            Thread t = daemon(() -> {
+                try {
+                    c.run();
+                } finally {
+                    connections.remove(c);
+                    threads.remove(Thread.currentThread());
+                }
+            }, "kv-session-" + threadNumbers.incrementAndGet());
+            connections.add(c);
+            threads.add(t);
+            if (closing) {
+                c.close();
+            }
+            t.start();
+            try {
+                timer.schedule(c::closeIfUnattached, config.attachTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException stopping) {
+                c.close();
+            }
+        }
+    }
+
+    private static ByteBuffer allocatePool(long bytes) throws IOException {
+        try {
+            return ByteBuffer.allocateDirect((int) bytes);
+        } catch (OutOfMemoryError e) {
+            throw new IOException("cannot allocate the memory pool of " + Units.formatSize(bytes) + ": " + e.getMessage()
+                    + "; give the JVM more direct memory (JAVA_OPTS=-XX:MaxDirectMemorySize=...) or a smaller --memory",
+                    e);
+        }
+    }
+
+    /** The endpoint to serve: maxRegistered raised to hold the pool on rdma://, where the pool is registered. */
+    private static Endpoint dataEndpoint(KvServerConfig config) {
+        Endpoint e = config.dataEndpoint();
+        if (!e.scheme().equals("rdma")) {
+            return e;
+        }
+        long needed = config.memoryBytes() + REGISTRATION_HEADROOM;
+        if (!e.isSet(EndpointOption.MAX_REGISTERED)) {
+            return e.with(EndpointOption.MAX_REGISTERED, Long.toString(needed));
+        }
+        if (e.size(EndpointOption.MAX_REGISTERED) < needed) {
+            throw new IllegalArgumentException("data endpoint " + e + ": maxRegistered must hold the memory pool"
+                    + " (" + Units.formatSize(config.memoryBytes()) + ") and the connection's rings: at least "
+                    + Units.formatSize(needed) + "; leave it unset to get that");
+        }
+        return e;
+    }
+
+    /** What clients are told: scheme, host, bound port, and the provider on rdma://. */
+    private static Endpoint advertise(Endpoint bound) {
+        if (bound.scheme().equals("local")) {
+            return Endpoint.parse("local://" + bound.authority());
+        }
+        Endpoint e = Endpoint.parse(bound.scheme() + "://" + bound.authority());
+        return bound.isSet(EndpointOption.PROVIDER) ? e.with(EndpointOption.PROVIDER,
+                bound.string(EndpointOption.PROVIDER)) : e;
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    private static void join(Thread t, long deadline) throws InterruptedException {
+        long left = deadline - System.nanoTime();
+        if (left > 0 && t != Thread.currentThread()) {
+            t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+        }
+    }
+
+    private static void quietly(Communicator c) {
+        try {
+            c.close();
+        } catch (IOException e) {
+            LOG.debug("closing {}", c.endpoint(), e);
+        }
+    }
+}

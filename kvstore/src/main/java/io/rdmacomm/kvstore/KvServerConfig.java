@@ -1,0 +1,72 @@
+package io.rdmacomm.kvstore;
+
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.Units;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What a {@link KvServer} serves, validated once here.
+ *
+ * @param listenHost the gRPC control plane's address
+ * @param listenPort its port; 0 picks a free one
+ * @param dataEndpoint where the data plane listens ({@code rdma://}, {@code tcp://} or {@code local://}); port 0
+ *     picks a free one
+ * @param memoryBytes the memory pool for values, allocated once at start (at most {@link #MAX_MEMORY})
+ * @param maxValueBytes the largest value accepted
+ * @param maxKeyBytes the longest key accepted (at most 65535)
+ * @param maxSessions sessions served at once
+ * @param attachTimeout how long a new session or data connection may take to attach
+ */
+public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEndpoint, long memoryBytes,
+        long maxValueBytes, int maxKeyBytes, int maxSessions, Duration attachTimeout) {
+
+    /** The largest pool: one direct buffer, offsets of 31 bits. */
+    public static final long MAX_MEMORY = Integer.MAX_VALUE & -Allocator.ALIGN;
+    /** The smallest pool. */
+    public static final long MIN_MEMORY = 64 * 1024;
+
+    public KvServerConfig {
+        Objects.requireNonNull(listenHost, "listenHost");
+        Objects.requireNonNull(dataEndpoint, "dataEndpoint");
+        Objects.requireNonNull(attachTimeout, "attachTimeout");
+        if (listenPort < 0 || listenPort > 65535) {
+            throw new IllegalArgumentException("listen port " + listenPort + " is not 0 to 65535");
+        }
+        if (memoryBytes < MIN_MEMORY || memoryBytes > MAX_MEMORY) {
+            throw new IllegalArgumentException("memory of " + Units.formatSize(memoryBytes) + ": must be "
+                    + Units.formatSize(MIN_MEMORY) + " to " + MAX_MEMORY + " bytes (just under 2g)");
+        }
+        long largest = (memoryBytes & -Allocator.ALIGN) - Allocator.ALIGN - Allocator.HEADER;
+        if (maxValueBytes < 1 || maxValueBytes > largest) {
+            throw new IllegalArgumentException("max value of " + maxValueBytes + " bytes: must be 1 to " + largest
+                    + " (what a pool of " + Units.formatSize(memoryBytes) + " can hold)");
+        }
+        if (maxKeyBytes < 1 || maxKeyBytes > DataWire.MAX_KEY) {
+            throw new IllegalArgumentException("max key of " + maxKeyBytes + " bytes: must be 1 to "
+                    + DataWire.MAX_KEY);
+        }
+        if (maxSessions < 1) {
+            throw new IllegalArgumentException("max sessions must be at least 1, got " + maxSessions);
+        }
+        if (attachTimeout.isNegative() || attachTimeout.isZero()) {
+            throw new IllegalArgumentException("attach timeout must be positive, got " + attachTimeout);
+        }
+    }
+
+    /** Defaults for the rest: 1k keys, 64 MiB pool, 1 MiB values, 256 sessions, 10 s to attach. */
+    public static KvServerConfig of(String listenHost, int listenPort, Endpoint dataEndpoint) {
+        return new KvServerConfig(listenHost, listenPort, dataEndpoint, 64L << 20, 1L << 20, 1024, 256,
+                Duration.ofSeconds(10));
+    }
+
+    public KvServerConfig withMemory(long bytes, long maxValue) {
+        return new KvServerConfig(listenHost, listenPort, dataEndpoint, bytes, maxValue, maxKeyBytes, maxSessions,
+                attachTimeout);
+    }
+
+    public KvServerConfig withLimits(int maxKey, int sessions, Duration attach) {
+        return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKey, sessions,
+                attach);
+    }
+}

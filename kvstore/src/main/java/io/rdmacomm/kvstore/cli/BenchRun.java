@@ -1,0 +1,241 @@
+package io.rdmacomm.kvstore.cli;
+
+import io.rdmacomm.kvstore.KvClient;
+import io.rdmacomm.kvstore.KvControlClient;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.HdrHistogram.Histogram;
+
+/**
+ * One benchmark: C sessions opened before measuring, K keys preloaded, a warm-up, then every client thread
+ * released at once for its share of the operations. Each thread records its latencies in histograms of its own
+ * (allocated before), so measuring adds no allocation or sharing to the operations.
+ */
+final class BenchRun {
+    private static final long HIGHEST_NANOS = TimeUnit.SECONDS.toNanos(60);
+    private static final long START_TIMEOUT_SECONDS = 600;
+
+    /** One client session: over the data plane or the control plane. */
+    private interface Target extends AutoCloseable {
+        void get(byte[] key) throws IOException;
+
+        void put(byte[] key, ByteBuffer value, byte[] valueArray) throws IOException;
+
+        @Override
+        void close() throws IOException;
+    }
+
+    private final KvClientMain client;
+    private final boolean dataPath;
+    private final int clients;
+    private final int valueSize;
+    private final double getRatio;
+    private final byte[][] keys;
+    private final AtomicBoolean failed = new AtomicBoolean();
+
+    BenchRun(KvClientMain client, boolean dataPath, int clients, int valueSize, double getRatio, int keyCount) {
+        this.client = client;
+        this.dataPath = dataPath;
+        this.clients = clients;
+        this.valueSize = valueSize;
+        this.getRatio = getRatio;
+        this.keys = new byte[keyCount][];
+        for (int i = 0; i < keyCount; i++) {
+            keys[i] = ("bench-" + i).getBytes(StandardCharsets.US_ASCII);
+        }
+    }
+
+    BenchResult run(long warmup, long ops) throws Exception {
+        List<Target> targets = new ArrayList<>();
+        ExecutorService threads = Executors.newFixedThreadPool(clients, r -> {
+            Thread t = new Thread(r, "kv-bench");
+            t.setDaemon(true);
+            return t;
+        });
+        try (KvControlClient control = client.control()) {
+            for (int i = 0; i < clients; i++) {
+                targets.add(open(i));
+            }
+            byte[] value = new byte[valueSize];
+            new SplittableRandom(42).nextBytes(value);
+            for (byte[] key : keys) {
+                targets.get(0).put(key, ByteBuffer.wrap(value), value);
+            }
+            CountDownLatch ready = new CountDownLatch(clients);
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<Worker>> results = new ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                Worker w = new Worker(targets.get(i), i, share(warmup, i), share(ops, i), ready, start);
+                results.add(threads.submit(w));
+            }
+            if (!ready.await(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                failed.set(true);
+            }
+            long t0 = System.nanoTime();
+            start.countDown();
+            List<Worker> done = new ArrayList<>();
+            for (Future<Worker> f : results) {
+                try {
+                    done.add(f.get());
+                } catch (ExecutionException e) {
+                    failed.set(true);
+                    throw e.getCause() instanceof Exception cause ? cause : e;
+                }
+            }
+            return result(done, t0, control.stats().dataEndpoint());
+        } finally {
+            failed.set(true);
+            threads.shutdownNow();
+            for (Target t : targets) {
+                t.close();
+            }
+        }
+    }
+
+    private long share(long total, int i) {
+        return total / clients + (i < total % clients ? 1 : 0);
+    }
+
+    private Target open(int i) throws IOException {
+        String name = "kv-client bench #" + i;
+        if (dataPath) {
+            // each client registers what its values need, not --buffer: 16 clients of 64 MiB would be 1 GiB
+            KvClient kv = KvClient.connect(client.server, client.options(name).withBuffer(Math.max(valueSize, 4096)));
+            return new Target() {
+                @Override
+                public void get(byte[] key) throws IOException {
+                    kv.get(key);
+                }
+
+                @Override
+                public void put(byte[] key, ByteBuffer value, byte[] valueArray) throws IOException {
+                    kv.put(key, value);
+                }
+
+                @Override
+                public void close() throws IOException {
+                    kv.close();
+                }
+            };
+        }
+        KvControlClient control = client.control();
+        return new Target() {
+            @Override
+            public void get(byte[] key) throws IOException {
+                control.get(key);
+            }
+
+            @Override
+            public void put(byte[] key, ByteBuffer value, byte[] valueArray) throws IOException {
+                control.put(key, valueArray);
+            }
+
+            @Override
+            public void close() {
+                control.close();
+            }
+        };
+    }
+
+    private BenchResult result(List<Worker> done, long t0, String endpoint) {
+        Histogram gets = new Histogram(HIGHEST_NANOS, 3);
+        Histogram puts = new Histogram(HIGHEST_NANOS, 3);
+        long end = t0;
+        long allocated = 0;
+        for (Worker w : done) {
+            gets.add(w.gets);
+            puts.add(w.puts);
+            end = Math.max(end, w.endNanos);
+            allocated += w.allocatedBytes;
+        }
+        Histogram all = gets.copy();
+        all.add(puts);
+        long ops = all.getTotalCount();
+        double seconds = (end - t0) / 1e9;
+        return new BenchResult(dataPath ? "data" : "control", endpoint, clients, valueSize, getRatio, keys.length,
+                ops, seconds, ops / seconds, micros(all, 50), micros(all, 99), gets.getTotalCount(), micros(gets, 50),
+                micros(gets, 99), puts.getTotalCount(), micros(puts, 50), micros(puts, 99),
+                ops == 0 ? 0 : (double) allocated / ops);
+    }
+
+    private static double micros(Histogram h, double percentile) {
+        return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(percentile) / 1000.0;
+    }
+
+    /** One client thread: warm-up, wait for the start, measured operations. */
+    private final class Worker implements java.util.concurrent.Callable<Worker> {
+        private final Target target;
+        private final SplittableRandom random;
+        private final long warmup;
+        private final long ops;
+        private final CountDownLatch ready;
+        private final CountDownLatch start;
+        private final Histogram gets = new Histogram(HIGHEST_NANOS, 3);
+        private final Histogram puts = new Histogram(HIGHEST_NANOS, 3);
+        private final byte[] valueArray = new byte[valueSize];
+        private final ByteBuffer value = ByteBuffer.wrap(valueArray);
+        private long endNanos;
+        private long allocatedBytes;
+
+        Worker(Target target, int index, long warmup, long ops, CountDownLatch ready, CountDownLatch start) {
+            this.target = target;
+            this.random = new SplittableRandom(1000 + index);
+            this.warmup = warmup;
+            this.ops = ops;
+            this.ready = ready;
+            this.start = start;
+            random.nextBytes(valueArray);
+        }
+
+        @Override
+        public Worker call() throws Exception {
+            for (long i = 0; i < warmup && !failed.get(); i++) {
+                operate(false);
+            }
+            ready.countDown();
+            if (!start.await(START_TIMEOUT_SECONDS, TimeUnit.SECONDS) || failed.get()) {
+                return this;
+            }
+            com.sun.management.ThreadMXBean meter = allocationMeter();
+            long before = meter == null ? 0 : meter.getCurrentThreadAllocatedBytes();
+            for (long i = 0; i < ops && !failed.get(); i++) {
+                operate(true);
+            }
+            endNanos = System.nanoTime();
+            allocatedBytes = meter == null ? 0 : meter.getCurrentThreadAllocatedBytes() - before;
+            return this;
+        }
+
+        private void operate(boolean record) throws IOException {
+            byte[] key = keys[random.nextInt(keys.length)];
+            boolean get = random.nextDouble() < getRatio;
+            long t = System.nanoTime();
+            if (get) {
+                target.get(key);
+            } else {
+                target.put(key, value, valueArray);
+            }
+            long elapsed = System.nanoTime() - t;
+            if (record) {
+                (get ? gets : puts).recordValue(Math.min(elapsed, HIGHEST_NANOS));
+            }
+        }
+    }
+
+    private static com.sun.management.ThreadMXBean allocationMeter() {
+        return ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean t
+                && t.isThreadAllocatedMemorySupported() && t.isThreadAllocatedMemoryEnabled() ? t : null;
+    }
+}

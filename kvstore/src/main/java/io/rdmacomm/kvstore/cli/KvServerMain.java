@@ -1,0 +1,100 @@
+package io.rdmacomm.kvstore.cli;
+
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.cli.Cli;
+import io.rdmacomm.kvstore.KvServer;
+import io.rdmacomm.kvstore.KvServerConfig;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** The {@code kv-server} command line. */
+@Command(name = "kv-server", mixinStandardHelpOptions = true, version = "kv-server 0.1.0", sortOptions = false,
+        description = {
+            "Serves a key-value store until SIGINT or SIGTERM: a gRPC control plane on --listen and a data plane"
+                + " on --data-endpoint, where values move one-sided between the memory pool and each client's"
+                + " registered buffer (see README.md).",
+            "Prints 'listening HOST:PORT data URI' on stdout once it serves, with the ports actually bound."})
+public final class KvServerMain implements Callable<Integer> {
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(15);
+
+    @Option(names = {"-l", "--listen"}, paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:50051",
+            description = "gRPC control plane address; port 0 picks a free port (default: ${DEFAULT-VALUE})")
+    private String listen;
+
+    @Option(names = {"-d", "--data-endpoint"}, paramLabel = "URI", defaultValue = "tcp://127.0.0.1:0",
+            converter = Cli.EndpointConverter.class,
+            description = "data plane endpoint: rdma://HOST:PORT, tcp://HOST:PORT or local://NAME (in-process"
+                    + " only); port 0 picks a free port (default: ${DEFAULT-VALUE})")
+    private Endpoint dataEndpoint;
+
+    @Option(names = {"-m", "--memory"}, paramLabel = "SIZE", defaultValue = "1g", converter = Cli.SizeConverter.class,
+            description = "memory pool for values, allocated once at start; at most just under 2g"
+                    + " (default: ${DEFAULT-VALUE})")
+    private long memory;
+
+    @Option(names = "--max-value", paramLabel = "SIZE", defaultValue = "16m", converter = Cli.SizeConverter.class,
+            description = "largest value accepted (default: ${DEFAULT-VALUE})")
+    private long maxValue;
+
+    @Option(names = "--max-key", paramLabel = "BYTES", defaultValue = "1024",
+            description = "longest key accepted, at most 65535 (default: ${DEFAULT-VALUE})")
+    private int maxKey;
+
+    @Option(names = "--max-sessions", paramLabel = "N", defaultValue = "1024",
+            description = "clients served at once; further sessions are refused as busy (default: ${DEFAULT-VALUE})")
+    private int maxSessions;
+
+    @Option(names = "--attach-timeout", paramLabel = "DURATION", defaultValue = "10s",
+            converter = Cli.DurationConverter.class,
+            description = "how long a new session may take to connect its data plane (default: ${DEFAULT-VALUE})")
+    private Duration attachTimeout;
+
+    @Option(names = {"-v", "--verbose"}, description = "log sessions on stderr; print stack traces of errors")
+    private boolean verbose;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    private volatile boolean finished;
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    static int execute(String[] args) {
+        Cli.configureLogging(args);
+        KvServerMain main = new KvServerMain();
+        return Cli.withErrorReporting(new CommandLine(main), "kv-server", () -> main.verbose).execute(args);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Endpoint address;
+        try {
+            address = Endpoint.parse("tcp://" + listen);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--listen '" + listen + "' is not"
+                    + " HOST:PORT");
+        }
+        KvServerConfig config;
+        try {
+            config = new KvServerConfig(address.host(), address.port(), dataEndpoint, memory, maxValue, maxKey,
+                    maxSessions, attachTimeout);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+        KvServer server = KvServer.start(config);
+        Cli.exitZeroOnSignal("kv-server-shutdown", server::close, server::awaitClosed, STOP_TIMEOUT, () -> finished);
+        System.out.println("listening " + server.controlAddress() + " data " + server.dataEndpoint());
+        System.out.flush();
+        try {
+            server.awaitClosed();
+        } finally {
+            finished = true;
+        }
+        return 0;
+    }
+}
