@@ -32,6 +32,11 @@ launch() {
     if (( $(java_major "$java") >= 22 )); then
         opts+=(--enable-native-access=ALL-UNNAMED)
     fi
+    # JDK 24+ warns on stderr at the first sun.misc.Unsafe memory access (protobuf and gRPC's Netty in kv-server and
+    # kv-client); the option exists from JDK 23.
+    if (( $(java_major "$java") >= 23 )); then
+        opts+=(--sun-misc-unsafe-memory-access=allow)
+    fi
     # DiSNI (rdma://...?provider=verbs) reads direct buffers' addresses through sun.nio.ch.DirectBuffer.
     opts+=(--add-exports java.base/sun.nio.ch=ALL-UNNAMED)
     # UCX must not install its own SIGSEGV handler inside the JVM, which uses SIGSEGV itself.

@@ -26,6 +26,10 @@ public final class ChildJvm {
             // JUCX and the FFM binding load native code; JDK 22+ warns on stderr unless it is enabled explicitly
             command.add("--enable-native-access=ALL-UNNAMED");
         }
+        if (Runtime.version().feature() >= 23) {
+            // protobuf and gRPC's Netty (kvstore) use sun.misc.Unsafe; JDK 24+ warns on stderr unless allowed
+            command.add("--sun-misc-unsafe-memory-access=allow");
+        }
         // DiSNI (provider=verbs) reads direct buffers' addresses through sun.nio.ch.DirectBuffer
         command.add("--add-exports=java.base/sun.nio.ch=ALL-UNNAMED");
         command.addAll(jvmOptions);
