@@ -13,7 +13,6 @@ import io.rdmacomm.rdma.spi.RemoteRegion;
 import io.rdmacomm.rdma.spi.UcxTransports;
 import io.rdmacomm.ucx.ffm.AmMessage;
 import io.rdmacomm.ucx.ffm.UcpEndpoint;
-import io.rdmacomm.ucx.ffm.UcxException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Set;
@@ -32,6 +31,7 @@ import org.slf4j.LoggerFactory;
 final class FfmChannel implements RdmaChannel {
     private static final Logger LOG = LoggerFactory.getLogger(FfmChannel.class);
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
+    private static final long CALLS_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** Control messages are sent eager (never rendezvous), so they arrive in order and are copied at once. */
     static final int MAX_MESSAGE = 4096;
 
@@ -137,12 +137,14 @@ final class FfmChannel implements RdmaChannel {
             inEndpoint.decrementAndGet();
             return false;
         }
+        node.lock();
         FfmNode.enterOperation();
         return true;
     }
 
     void exit() {
         FfmNode.exitOperation();
+        node.unlock();
         if (inEndpoint.decrementAndGet() == 0 && closed.get()) {
             waiter.wake();
         }
@@ -419,26 +421,32 @@ final class FfmChannel implements RdmaChannel {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        boolean idle = true;
         try {
-            waiter.awaitUninterruptibly(() -> inEndpoint.get() == 0, Waiter.deadlineAfter(CLOSE_WAIT_NANOS),
+            waiter.awaitUninterruptibly(() -> inEndpoint.get() == 0, Waiter.deadlineAfter(CALLS_WAIT_NANOS),
                     "closing (waiting for calls on the endpoint)");
         } catch (IOException e) {
-            LOG.warn("closing the endpoint to {} while a call on it did not return within {} ms", peerName,
-                    TimeUnit.NANOSECONDS.toMillis(CLOSE_WAIT_NANOS));
+            // closing under a running call crashes the process in libucp: leave the endpoint to the worker's end
+            LOG.warn("a call on the endpoint to {} did not return within {} ms: the endpoint stays open", peerName,
+                    TimeUnit.NANOSECONDS.toMillis(CALLS_WAIT_NANOS));
+            idle = false;
         }
-        memory.releaseRemotes();
+        if (idle) {
+            memory.releaseRemotes();
+        }
         UcpEndpoint e = ep;
-        if (e != null) {
+        if (e != null && idle) {
             // a flush-close of an endpoint that cannot flush (never connected, peer gone) would stay pending
             UcpEndpoint.CloseMode mode = failure == null && remoteId >= 0 ? UcpEndpoint.CloseMode.FLUSH
                     : UcpEndpoint.CloseMode.FORCE;
-            int status = node.closeEndpoint(e, mode, CLOSE_WAIT_NANOS);
-            if (status == UcxException.TIMED_OUT) {
+            if (!node.closeEndpoint(e, mode, CLOSE_WAIT_NANOS)) {
                 LOG.warn("closing the endpoint to {} did not complete within {} ms", peerName,
                         TimeUnit.NANOSECONDS.toMillis(CLOSE_WAIT_NANOS));
             }
         }
-        memory.releaseRegions();
+        if (idle) {
+            memory.releaseRegions();
+        }
         node.remove(this);
     }
 }

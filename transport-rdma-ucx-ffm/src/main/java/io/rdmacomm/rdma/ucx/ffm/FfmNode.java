@@ -20,7 +20,7 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -74,6 +74,13 @@ final class FfmNode {
     private final ByteBuffer inbound = ByteBuffer.allocateDirect(FfmChannel.MAX_MESSAGE);
     private final MemorySegment inboundSegment = MemorySegment.ofBuffer(inbound);
     private final Progress progress;
+    /**
+     * Held around every call that can run callbacks (progress, sends, puts, flushes, closes): libucp's own lock in
+     * MULTI mode spins, and on a small machine a few dozen threads spinning on it starved each other for seconds
+     * (64 peers on UCX_TLS=tcp). Waiting here parks instead. A callback runs with it held, so a send from a
+     * callback re-enters it and never waits for it while holding libucp's lock.
+     */
+    private final ReentrantLock lock = new ReentrantLock();
     /** Per thread: how many endpoint operations it is inside (see {@link Deferred}). */
     private static final ThreadLocal<int[]> OPERATIONS = ThreadLocal.withInitial(() -> new int[1]);
     private final Object deferredLock = new Object();
@@ -92,7 +99,7 @@ final class FfmNode {
             context.close();
             throw e;
         }
-        progress = new Progress(worker, this::drainDeferred);
+        progress = new Progress(worker, lock, this::drainDeferred);
     }
 
     /** The node, created on first use; every call is matched by one {@link #release()}. */
@@ -170,7 +177,12 @@ final class FfmNode {
             throw e;
         }
         try {
-            ch.ep = worker.connect(peer, ERROR_MODE, ch.errorHandler());
+            lock.lock();
+            try {
+                ch.ep = worker.connect(peer, ERROR_MODE, ch.errorHandler());
+            } finally {
+                lock.unlock();
+            }
             Integer early;
             synchronized (connecting) {
                 early = unclaimed.remove(ch.ep.nativeHandle());
@@ -205,11 +217,18 @@ final class FfmNode {
     FfmChannel channelTo(byte[] peerAddress, int peerChannelId, String peerName, ChannelHandler handler)
             throws IOException {
         FfmChannel ch = newChannel(peerName, handler);
+        RuntimeException failed = null;
+        lock.lock();
         try {
             ch.ep = worker.connect(peerAddress, ERROR_MODE, ch.errorHandler());
         } catch (RuntimeException e) {
+            failed = e;
+        } finally {
+            lock.unlock();
+        }
+        if (failed != null) {
             ch.close();
-            throw new CommunicatorException("UCX could not reach " + peerName + ": " + e.getMessage(), e);
+            throw new CommunicatorException("UCX could not reach " + peerName + ": " + failed.getMessage(), failed);
         }
         ch.connected(peerChannelId);
         return ch;
@@ -282,6 +301,14 @@ final class FfmNode {
         }
     }
 
+    void lock() {
+        lock.lock();
+    }
+
+    void unlock() {
+        lock.unlock();
+    }
+
     static void enterOperation() {
         OPERATIONS.get()[0]++;
     }
@@ -352,7 +379,7 @@ final class FfmNode {
                 return op;
             }
         }
-        return new Op(worker.newRequest(), arena.allocate(OP_MEMORY, 8));
+        return new Op(this, worker.newRequest(), arena.allocate(OP_MEMORY, 8));
     }
 
     void recycle(Op op) {
@@ -383,16 +410,40 @@ final class FfmNode {
     }
 
     /**
-     * Closes an endpoint and waits (bounded, not cut short by an interrupt: a worker destroyed under a pending close
-     * trips an assertion in libucp) while this thread and the progress thread progress the worker.
+     * Closes an endpoint and waits, bounded and not cut short by an interrupt (a worker destroyed under a pending
+     * close trips an assertion in libucp), progressing the worker meanwhile; a close still pending at the deadline
+     * goes to the progress thread, which frees its request once done. Returns whether it completed in time.
      */
-    int closeEndpoint(UcpEndpoint ep, UcpEndpoint.CloseMode mode, long timeoutNanos) {
+    boolean closeEndpoint(UcpEndpoint ep, UcpEndpoint.CloseMode mode, long timeoutNanos) {
         forgetConnecting(ep);
+        Op op = op();
+        op.stage = Op.CLOSE;
+        lock.lock();
         try {
-            return ep.close(mode, timeoutNanos, TimeUnit.NANOSECONDS);
+            ep.close(mode, op.request);
         } catch (RuntimeException e) {
             LOG.debug("closing an endpoint: {}", e.toString());
-            return e instanceof UcxException u ? u.status() : -1;
+            recycle(op);
+            return true;
+        } finally {
+            lock.unlock();
         }
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (!op.request.isDone()) {
+            if (System.nanoTime() - deadline > 0) {
+                progress.pend(op);
+                return false;
+            }
+            if (lock.tryLock()) {
+                try {
+                    worker.progress();
+                } finally {
+                    lock.unlock();
+                }
+            }
+            Thread.onSpinWait();
+        }
+        recycle(op);
+        return true;
     }
 }

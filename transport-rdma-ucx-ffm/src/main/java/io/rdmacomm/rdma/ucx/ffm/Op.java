@@ -22,7 +22,10 @@ final class Op {
     static final int EAGER_WRITE = 4;
     static final int GET = 5;
     static final int RECEIVE_WRITE = 6;
+    /** An endpoint close that outlived its wait: only its request is left to free. */
+    static final int CLOSE = 7;
 
+    private final FfmNode node;
     final UcpRequest request;
     private final MemorySegment pooledMemory;
     /** The native memory this operation's message is built in: the pooled slot, or a larger one-off block. */
@@ -36,7 +39,8 @@ final class Op {
     int noteLength;
     String what;
 
-    Op(UcpRequest request, MemorySegment memory) {
+    Op(FfmNode node, UcpRequest request, MemorySegment memory) {
+        this.node = node;
         this.request = request;
         this.pooledMemory = memory;
         this.memory = memory;
@@ -70,6 +74,10 @@ final class Op {
 
     /** The request finished (inside its call or seen by the poller): the next stage, or the outcome. */
     void advance() {
+        if (stage == CLOSE) {
+            node.recycle(this);
+            return;
+        }
         int status = request.status();
         if (status < 0) {
             fail(new CommunicatorException(what + " on the connection to " + channel.peerName()
@@ -92,18 +100,20 @@ final class Op {
                     stage = NOTE;
                     channel.sendNote(this);
                 } else {
-                    channel.node().recycle(this);
+                    node.recycle(this);
                 }
                 d.completed();
             }
-            case NOTE -> channel.node().recycle(this);
+            case NOTE -> node.recycle(this);
             case RECEIVE_WRITE -> {
-                channel.deliver(view(noteLength));
-                channel.node().recycle(this);
+                if (noteLength > 0) {
+                    channel.deliver(view(noteLength));
+                }
+                node.recycle(this);
             }
             default -> {
                 Completion d = done;
-                channel.node().recycle(this);
+                node.recycle(this);
                 if (d != null) {
                     d.completed();
                 }
@@ -116,7 +126,7 @@ final class Op {
         FfmChannel ch = channel;
         Completion d = done;
         boolean connectionLevel = stage == NOTE || stage == RECEIVE_WRITE || d == null;
-        ch.node().recycle(this);
+        node.recycle(this);
         if (connectionLevel) {
             ch.failConnection(cause);
         } else {

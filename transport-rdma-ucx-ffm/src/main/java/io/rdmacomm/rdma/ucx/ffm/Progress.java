@@ -40,9 +40,11 @@ final class Progress {
     private int pollingCount;
 
     private final IntSupplier drainDeferred;
+    private final ReentrantLock lock;
 
-    Progress(UcpWorker worker, IntSupplier drainDeferred) {
+    Progress(UcpWorker worker, ReentrantLock lock, IntSupplier drainDeferred) {
         this.worker = worker;
+        this.lock = lock;
         this.drainDeferred = drainDeferred;
         thread = new Thread(this::run, "rdmacomm-rdma-progress-ffm");
         thread.setDaemon(true);
@@ -64,13 +66,13 @@ final class Progress {
                     continue;
                 }
                 deferredWork = false;
-                if (worker.progress() + pollPending() + drainDeferred.getAsInt() == 0) {
+                if (progressLocked() + pollPending() + drainDeferred.getAsInt() == 0) {
                     if (pendingCount > 0) {
                         LockSupport.parkNanos(POLL_PAUSE_NANOS);
                         continue;
                     }
                     sleeping = true;
-                    if (!deferredWork && worker.progress() == 0 && pendingCount == 0 && running) {
+                    if (!deferredWork && progressLocked() == 0 && pendingCount == 0 && running) {
                         worker.waitForEvents();
                     }
                     sleeping = false;
@@ -94,6 +96,15 @@ final class Progress {
         }
         if (sleeping) {
             worker.signal();
+        }
+    }
+
+    private int progressLocked() {
+        lock.lock();
+        try {
+            return worker.progress();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -145,7 +156,16 @@ final class Progress {
     boolean pollFromApplication() {
         lastAppPoll = System.nanoTime();
         try {
-            return worker.progress() + pollPending() + drainDeferred.getAsInt() > 0;
+            // another thread progressing the worker is as good as this one doing it
+            int n = 0;
+            if (lock.tryLock()) {
+                try {
+                    n = worker.progress();
+                } finally {
+                    lock.unlock();
+                }
+            }
+            return n + pollPending() + drainDeferred.getAsInt() > 0;
         } catch (RuntimeException e) {
             return false;
         }
