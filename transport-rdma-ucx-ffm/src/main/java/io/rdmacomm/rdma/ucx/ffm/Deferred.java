@@ -25,8 +25,8 @@ final class Deferred {
         if (copy == null || copy.capacity() < message.remaining()) {
             copy = ByteBuffer.allocate(Math.max(FfmChannel.MAX_MESSAGE, message.remaining()));
         }
-        copy.clear();
-        copy.put(message.duplicate()).flip();
+        int n = message.remaining();
+        copy.clear().put(0, message, message.position(), n).limit(n);
         queue.add(copy);
         return true;
     }

@@ -215,7 +215,8 @@ final class FfmChannel implements RdmaChannel {
             return;
         }
         Op op = node.op().start(this, Op.SEND, done, "send");
-        op.view(4 + n).putInt(remoteId).put(message.duplicate());
+        // absolute bulk copy: a duplicate() per message was the one allocation of the round trip
+        op.view(4 + n).putInt(remoteId).put(4, message, message.position(), n);
         am(op, FfmNode.AM_CONTROL, op.address, 4, op.address + 4, n, UcpEndpoint.AM_EAGER);
     }
 
@@ -240,14 +241,14 @@ final class FfmChannel implements RdmaChannel {
             ByteBuffer h = op.view(FfmNode.WRITE_HEADER + noteLength).putInt(remoteId).putLong(dstAddress)
                     .putInt(length);
             if (notification != null) {
-                h.put(notification.duplicate());
+                h.put(FfmNode.WRITE_HEADER, notification, notification.position(), noteLength);
             }
-            am(op, FfmNode.AM_WRITE, op.address, h.position(), srcAddress, length, 0);
+            am(op, FfmNode.AM_WRITE, op.address, FfmNode.WRITE_HEADER + noteLength, srcAddress, length, 0);
             return;
         }
         Op op = node.op().start(this, Op.PUT, done, "write");
         if (notification != null) {
-            op.view(4 + noteLength).putInt(remoteId).put(notification.duplicate());
+            op.view(4 + noteLength).putInt(remoteId).put(4, notification, notification.position(), noteLength);
             op.noteLength = noteLength;
         }
         if (!enter()) {
