@@ -34,8 +34,8 @@ import org.slf4j.LoggerFactory;
  * never got connected (libucp 1.13 then aborts in {@code ucp_worker_destroy}): on the connection request the server
  * sends {@code AM_ID} with its channel id to id 0, the node itself, with the reply flag, so the client's node learns
  * which of its endpoints it came through; the client answers {@code AM_ID} with its own id to the server's channel,
- * which is then handed to the engine. A channel made from a peer's worker address ({@link #channelTo}) knows the
- * peer's id beforehand and needs neither.
+ * which is then handed to the engine. A channel connected to a peer's worker address ({@link #connect(FfmChannel,
+ * byte[], int)}) knows the peer's id beforehand and needs neither.
  */
 final class FfmNode {
     private static final Logger LOG = LoggerFactory.getLogger(FfmNode.class);
@@ -210,13 +210,11 @@ final class FfmNode {
     }
 
     /**
-     * A channel to a peer channel whose node address ({@link UcpWorker#address()}) and id came out of band: the
-     * endpoint is made from the worker address and messages are addressed at once (SPI v2's
-     * {@code channel.connect(peerAddress, peerChannelId, role)}). The caller owns one node reference for it.
+     * Connects a channel made by {@link #newChannel} to a peer channel whose node address ({@link #address()}) and
+     * id came out of band: the endpoint is made from the worker address and messages are addressed at once, no id
+     * exchange. This is SPI v2's {@code channel.connect(peerAddress, peerChannelId, role)}.
      */
-    FfmChannel channelTo(byte[] peerAddress, int peerChannelId, String peerName, ChannelHandler handler)
-            throws IOException {
-        FfmChannel ch = newChannel(peerName, handler);
+    void connect(FfmChannel ch, byte[] peerAddress, int peerChannelId) throws IOException {
         RuntimeException failed = null;
         lock.lock();
         try {
@@ -227,11 +225,15 @@ final class FfmNode {
             lock.unlock();
         }
         if (failed != null) {
-            ch.close();
-            throw new CommunicatorException("UCX could not reach " + peerName + ": " + failed.getMessage(), failed);
+            throw new CommunicatorException("UCX could not reach " + ch.peerName() + ": " + failed.getMessage(),
+                    failed);
         }
         ch.connected(peerChannelId);
-        return ch;
+    }
+
+    /** What a peer needs to reach this node ({@code ucp_worker_get_address}); SPI v2's {@code node.address()}. */
+    byte[] address() {
+        return worker.address();
     }
 
     private static IOException refusedOrFailed(String name, IOException f) {
