@@ -3,7 +3,9 @@ package io.rdmacomm.bench;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.cli.Cli;
+import io.rdmacomm.rdma.RdmaCommunicator;
 import io.rdmacomm.session.SessionClient;
 import io.rdmacomm.session.SessionRequest;
 import java.io.IOException;
@@ -56,10 +58,13 @@ public final class BenchCommand {
 
     /**
      * A run of ours on a connected communicator: the harness opens the servercomm session of {@code request}; the
-     * result names the endpoint as given: its scheme, busy-polling or not, and every option set.
+     * result names the endpoint as given: its scheme, busy-polling or not, and every option set; on rdma:// with the
+     * provider that actually ran ({@code provider=ucx} stands for ucx-ffm or ucx-jucx).
      */
     private static <T> Measured<T> ours(Endpoint endpoint, Communicator peer, SessionRequest request, T subject) {
-        return new Measured<>(subject, endpoint.scheme(), Options.mode(endpoint), endpoint.toString(), peer,
+        Endpoint measured = peer instanceof RdmaCommunicator r ? endpoint.with(EndpointOption.PROVIDER,
+                r.providerName()) : endpoint;
+        return new Measured<>(subject, endpoint.scheme(), Options.mode(endpoint), measured.toString(), peer,
                 () -> SessionClient.open(peer, request));
     }
 }

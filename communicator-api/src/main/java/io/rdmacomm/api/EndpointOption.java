@@ -30,7 +30,8 @@ public enum EndpointOption {
             "the most memory one connection may register: its regions, and on rdma:// also its ring,"
                     + " staging and zero-copy cache"),
     PROVIDER("provider", Type.STRING, "ucx", Set.of("rdma"),
-            "the RDMA provider: ucx (JUCX over UCX) or verbs (DiSNI over libibverbs/librdmacm)"),
+            "the RDMA provider: ucx (UCX: ucx-ffm where the JVM can run it, JDK 22+ with native access, else"
+                    + " ucx-jucx), ucx-ffm or ucx-jucx to force one, or verbs (DiSNI over libibverbs/librdmacm)"),
     RING_SIZE("ringSize", Type.SIZE, "2m", Set.of("rdma"),
             "the registered receive ring each side of an rdma connection advertises to its peer"),
     ZERO_COPY_THRESHOLD("zeroCopyThreshold", Type.SIZE, "256k", Set.of("rdma"),
@@ -45,7 +46,7 @@ public enum EndpointOption {
         DURATION, SIZE, STRING
     }
 
-    private static final List<String> PROVIDERS = List.of("ucx", "verbs");
+    private static final List<String> PROVIDERS = List.of("ucx", "ucx-ffm", "ucx-jucx", "verbs");
     private static final List<String> WIRES = List.of("framed", "raw");
 
     private final String key;

@@ -2,6 +2,7 @@ package io.rdmacomm.servercomm;
 
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.cli.Cli;
 import io.rdmacomm.gvirtus.BuiltinRoutines;
 import io.rdmacomm.gvirtus.GVirtuSBackend;
 import io.rdmacomm.gvirtus.GVirtuSLimits;
@@ -12,6 +13,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /** {@code servercomm --protocol gvirtus}: a {@link GVirtuSBackend} until SIGINT or SIGTERM. */
 final class GVirtuSServing {
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration CHECK_EVERY = Duration.ofMinutes(1);
 
     private GVirtuSServing() {
@@ -29,17 +31,12 @@ final class GVirtuSServing {
                 .maxSessions(maxSessions)
                 .limits(limits)
                 .start(Communicators.serve(endpoint.toString()));
-        // The JVM exits with 128+signal after SIGINT/SIGTERM even when every hook finished; a backend that closed
-        // cleanly on request exits 0 instead.
+        // exit 0 once the backend has closed on a signal; not after a failure, whose status decides
         AtomicBoolean failed = new AtomicBoolean();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (failed.get()) {
-                return; // exiting with the failure's status
-            }
+        Cli.exitZeroOnSignal("servercomm-shutdown", () -> {
             backend.close();
             out.flush();
-            Runtime.getRuntime().halt(0);
-        }, "servercomm-shutdown"));
+        }, backend::awaitStopped, STOP_TIMEOUT, failed::get);
         out.println("listening " + backend.endpoint());
         out.flush();
         while (!backend.awaitStopped(CHECK_EVERY)) {

@@ -204,6 +204,11 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
         }
     }
 
+    /** The RDMA provider this communicator runs on ({@code ucx-ffm}, {@code ucx-jucx}, {@code verbs}). */
+    public String providerName() {
+        return provider.name();
+    }
+
     /** This connection's counters; zero for a communicator that is not connected. */
     public RdmaStatistics statistics() {
         ConnectionLink l = link();

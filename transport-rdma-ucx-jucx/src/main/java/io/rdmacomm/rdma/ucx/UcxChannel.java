@@ -8,6 +8,7 @@ import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.UcxTransports;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
 import java.io.IOException;
@@ -139,7 +140,7 @@ final class UcxChannel implements RdmaChannel {
 
     @Override
     public boolean placesWritesDirectly() {
-        return !eager && UcxRuntime.rdmaDevicePresent();
+        return !eager && UcxTransports.rdmaDevicePresent();
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.ListenerHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.UcxTransports;
 import io.rdmacomm.rdma.spi.RdmaListener;
 import io.rdmacomm.rdma.spi.RdmaProvider;
 import java.io.IOException;
@@ -26,7 +27,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code ucx} RDMA provider: JUCX over the system's libucx, using whatever UCX finds (InfiniBand/RoCE verbs,
+ * The {@code ucx-jucx} RDMA provider, which {@code provider=ucx} selects where {@code ucx-ffm} cannot run: JUCX
+ * over the system's libucx, using whatever UCX finds (InfiniBand/RoCE verbs,
  * shared memory, tcp; restrict it with {@code UCX_TLS}). Connections are UCX client/server endpoints created from
  * socket addresses; a vanished peer fails the connection through the endpoint's error handler.
  */
@@ -35,7 +37,7 @@ public final class UcxProvider implements RdmaProvider {
 
     @Override
     public String name() {
-        return "ucx";
+        return "ucx-jucx";
     }
 
     @Override
@@ -52,7 +54,7 @@ public final class UcxProvider implements RdmaProvider {
             throw new CommunicatorException("UCX could not create a worker: " + e.getMessage(), e);
         }
         String name = peer.getAddress().getHostAddress() + ":" + peer.getPort();
-        UcxChannel ch = new UcxChannel(loop, 0, name, UcxRuntime.eagerWrites());
+        UcxChannel ch = new UcxChannel(loop, 0, name, UcxTransports.putIsEmulated());
         ch.handler = handler;
         loop.add(0, ch);
         loop.begin();
@@ -138,7 +140,7 @@ public final class UcxProvider implements RdmaProvider {
     private static void accept(WorkerLoop loop, int id, UcpConnectionRequest request, ListenerHandler handler) {
         InetSocketAddress client = request.getClientAddress();
         String name = client == null ? "peer#" + id : client.getAddress().getHostAddress() + ":" + client.getPort();
-        UcxChannel ch = new UcxChannel(loop, id, name, UcxRuntime.eagerWrites());
+        UcxChannel ch = new UcxChannel(loop, id, name, UcxTransports.putIsEmulated());
         loop.retain();
         loop.add(id, ch);
         try {

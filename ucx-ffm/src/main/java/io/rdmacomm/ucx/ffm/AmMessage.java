@@ -83,6 +83,14 @@ public final class AmMessage {
     return replyEndpoint != 0;
   }
 
+  /**
+   * The {@code ucp_ep_h} the sender can be answered on (see {@link #canReply()}), or 0: compare it with
+   * {@link UcpEndpoint#nativeHandle()} to tell which endpoint of this worker the message came through.
+   */
+  public long replyEndpointHandle() {
+    return replyEndpoint;
+  }
+
   /** A view of the header (allocates the view). */
   public MemorySegment header() {
     return headerLength == 0 ? MemorySegment.NULL : Memory.ALL.asSlice(header, headerLength);
@@ -121,13 +129,21 @@ public final class AmMessage {
    * the transfer usually completes later, so poll {@code request} after the handler returns.
    */
   public void receiveData(MemorySegment buffer, UcpRequest request) {
+    receiveData(Memory.address(buffer), buffer.byteSize(), request);
+  }
+
+  /**
+   * {@link #receiveData(MemorySegment, UcpRequest)} into {@code capacity} bytes of native memory at
+   * {@code address}.
+   */
+  public void receiveData(long address, long capacity, UcpRequest request) {
     if (!isDataPersistent() && !isRendezvous()) {
       throw new IllegalStateException("data is not a descriptor: copy it instead");
     }
-    if (buffer.byteSize() < dataLength) {
-      throw new IllegalArgumentException("buffer of " + buffer.byteSize() + " bytes for " + dataLength);
+    if (capacity < dataLength) {
+      throw new IllegalArgumentException("buffer of " + capacity + " bytes for " + dataLength);
     }
-    worker.receiveAmData(data, Memory.address(buffer), dataLength, request);
+    worker.receiveAmData(data, address, dataLength, request);
     // UCX owns the descriptor now; returning UCS_INPROGRESS as well matches its documented contract
     keep = true;
   }

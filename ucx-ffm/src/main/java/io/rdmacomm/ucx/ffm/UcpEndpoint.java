@@ -137,8 +137,19 @@ public final class UcpEndpoint implements AutoCloseable {
    * @param flags  {@link #AM_REPLY}, {@link #AM_EAGER}, {@link #AM_RNDV} or'ed, or 0
    */
   public void amSend(int id, MemorySegment header, MemorySegment data, int flags, UcpRequest request) {
+    amSend(id, Memory.address(header), header.byteSize(), Memory.address(data), data.byteSize(), flags, request);
+  }
+
+  /**
+   * {@link #amSend(int, MemorySegment, MemorySegment, int, UcpRequest)} with raw native addresses, for
+   * callers that send from parts of a larger buffer without making a segment per message. The memory must
+   * be native and stay untouched until {@code request} is done.
+   */
+  public void amSend(int id, long header, long headerLength, long data, long dataLength, int flags,
+      UcpRequest request) {
     checkOpen();
-    amSend(worker, handle, id, header, data, flags, request);
+    long param = request.prepare(flags);
+    request.started(NativeData.amSendNbx(worker.critical, handle, id, header, headerLength, data, dataLength, param));
   }
 
   static void amSend(UcpWorker worker, long ep, int id, MemorySegment header, MemorySegment data, int flags,
@@ -157,18 +168,26 @@ public final class UcpEndpoint implements AutoCloseable {
 
   /** Writes {@code source} to the peer's {@code remoteAddress} ({@code ucp_put_nbx}); completion is local. */
   public void put(MemorySegment source, long remoteAddress, UcpRemoteKey key, UcpRequest request) {
+    put(Memory.address(source), source.byteSize(), remoteAddress, key, request);
+  }
+
+  /** {@link #put(MemorySegment, long, UcpRemoteKey, UcpRequest)} from a raw native address. */
+  public void put(long source, long length, long remoteAddress, UcpRemoteKey key, UcpRequest request) {
     checkOpen();
     long param = request.prepare(0);
-    request.started(NativeData.putNbx(worker.critical, handle, Memory.address(source), source.byteSize(),
-        remoteAddress, key.handle(), param));
+    request.started(NativeData.putNbx(worker.critical, handle, source, length, remoteAddress, key.handle(), param));
+  }
+
+  /** {@link #get(MemorySegment, long, UcpRemoteKey, UcpRequest)} into a raw native address. */
+  public void get(long target, long length, long remoteAddress, UcpRemoteKey key, UcpRequest request) {
+    checkOpen();
+    long param = request.prepare(0);
+    request.started(NativeData.getNbx(worker.critical, handle, target, length, remoteAddress, key.handle(), param));
   }
 
   /** Reads the peer's {@code remoteAddress} into {@code target} ({@code ucp_get_nbx}). */
   public void get(MemorySegment target, long remoteAddress, UcpRemoteKey key, UcpRequest request) {
-    checkOpen();
-    long param = request.prepare(0);
-    request.started(NativeData.getNbx(worker.critical, handle, Memory.address(target), target.byteSize(),
-        remoteAddress, key.handle(), param));
+    get(Memory.address(target), target.byteSize(), remoteAddress, key, request);
   }
 
   /** Completes every operation issued on this endpoint, remotely too ({@code ucp_ep_flush_nbx}). */
@@ -282,6 +301,14 @@ public final class UcpEndpoint implements AutoCloseable {
 
   long id() {
     return id;
+  }
+
+  /**
+   * The {@code ucp_ep_h} as a number, only to recognise this endpoint in {@link AmMessage#replyEndpointHandle()}
+   * (a receiver that serves several peers on one worker learns which one sent a message); never dereferenced.
+   */
+  public long nativeHandle() {
+    return handle;
   }
 
   /** UCX frees the endpoint once closed: using the handle after that would crash the process, not throw. */

@@ -1,15 +1,15 @@
-package io.rdmacomm.rdma.ucx;
+package io.rdmacomm.testkit;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import java.nio.ByteBuffer;
 
 /**
- * The peer process of {@link UcxPeerDeathTest}: connects, says so on stdout, then either writes forever
+ * The peer process of {@link PeerDeathContractTest}: connects, says so on stdout, then either writes forever
  * ({@code write}) or writes nothing and never reads ({@code sink}) until it is killed.
  */
-public final class PeerMain {
-    private PeerMain() {
+public final class PeerDeathMain {
+    private PeerDeathMain() {
     }
 
     public static void main(String[] args) throws Exception {

@@ -1,0 +1,58 @@
+# Shared by bench/soak and bench/clients; sourced, not run. Starts servercomm and runs clientcomm's classes from
+# this repository's build, with the JDK of JAVA_HOME (ucx-ffm needs 22+), as bin/lib/launch.sh does.
+ROOT="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
+source "$ROOT/bin/lib/launch.sh"   # java_major
+JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+read -r -a JVM_FLAGS <<< "${BENCH_JVM_FLAGS:--Xms512m -Xmx512m -XX:+UseParallelGC}"
+if (( $(java_major "$JAVA") >= 22 )); then
+    JVM_FLAGS+=(--enable-native-access=ALL-UNNAMED)
+fi
+export UCX_ERROR_SIGNALS=""
+export UCX_LOG_LEVEL="${UCX_LOG_LEVEL:-fatal}"
+for m in servercomm clientcomm; do
+    [[ -d "$ROOT/$m/target/lib" ]] || { echo "$m is not built: (cd $ROOT && ./mvnw -q -DskipTests package)" >&2; exit 1; }
+done
+cp_of() { echo "$(ls "$ROOT/$1/target/$1-"*.jar | grep -v sources | head -1):$ROOT/$1/target/lib/*"; }
+SERVERCOMM=("$JAVA" "${JVM_FLAGS[@]}" -cp "$(cp_of servercomm)" io.rdmacomm.servercomm.ServerMain)
+CLIENT_JAVA=("$JAVA" "${JVM_FLAGS[@]}" -cp "$(cp_of clientcomm)")
+
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+    local pid
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ucx_tls shm|tcp: the UCX environment of every process started from now on.
+ucx_tls() {
+    case "$1" in
+        shm) unset UCX_TLS ;;
+        tcp) export UCX_TLS=tcp ;;
+        *) echo "unknown UCX environment '$1': shm or tcp" >&2; exit 2 ;;
+    esac
+}
+
+# start_servercomm URI: starts servercomm in the background; sets SERVER_PID and SERVER_EP (its 'listening' URI).
+start_servercomm() {
+    "${SERVERCOMM[@]}" --endpoint "$1" --verbose > "$WORK/server.out" 2> "$WORK/server.err" &
+    SERVER_PID=$!
+    PIDS+=("$SERVER_PID")
+    local deadline=$((SECONDS + 30))
+    until grep -qs '^listening ' "$WORK/server.out"; do
+        if ! kill -0 "$SERVER_PID" 2>/dev/null || (( SECONDS >= deadline )); then
+            echo "servercomm did not start:" >&2
+            cat "$WORK/server.err" >&2
+            exit 1
+        fi
+        sleep 0.1
+    done
+    SERVER_EP="$(awk '/^listening /{print $2; exit}' "$WORK/server.out")"
+    # the provider the server runs on, from its INFO line
+    SERVER_PROVIDER="$(sed -n 's/.*provider=[a-z-]* runs on \([a-z-]*\).*/\1/p' "$WORK/server.err" | head -1)"
+}
+
+server_threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }

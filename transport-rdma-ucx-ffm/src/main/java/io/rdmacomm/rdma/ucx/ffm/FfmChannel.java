@@ -1,0 +1,453 @@
+package io.rdmacomm.rdma.ucx.ffm;
+
+import io.rdmacomm.api.Access;
+import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.support.Waiter;
+import io.rdmacomm.rdma.spi.ChannelHandler;
+import io.rdmacomm.rdma.spi.Completion;
+import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RegisteredBuffer;
+import io.rdmacomm.rdma.spi.RemoteRegion;
+import io.rdmacomm.rdma.spi.UcxTransports;
+import io.rdmacomm.ucx.ffm.AmMessage;
+import io.rdmacomm.ucx.ffm.UcpEndpoint;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A channel on one UCP endpoint of the shared {@link FfmNode}. Every call on the endpoint runs between
+ * {@link #enter()} and {@link #exit()}; close marks the channel closed and waits until no call is inside before it
+ * closes the endpoint, since libucp crashes (not fails) on an endpoint it has freed.
+ */
+final class FfmChannel implements RdmaChannel {
+    private static final Logger LOG = LoggerFactory.getLogger(FfmChannel.class);
+    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
+    private static final long CALLS_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** Control messages are sent eager (never rendezvous), so they arrive in order and are copied at once. */
+    static final int MAX_MESSAGE = 4096;
+
+    private final FfmNode node;
+    private final String peerName;
+    /** Where UCX only has tcp: writes are active messages carrying the data, which the target places. */
+    private final boolean eager = UcxTransports.putIsEmulated();
+    private final FfmMemory memory;
+    private final Waiter waiter;
+    private int id;
+    volatile UcpEndpoint ep;
+    volatile ChannelHandler handler;
+    /** The peer's channel id, once known; the receiver field of every message sent. */
+    volatile int remoteId = -1;
+    private volatile IOException failure;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicInteger inEndpoint = new AtomicInteger();
+    private final Deferred deferred = new Deferred();
+    private final Consumer<ByteBuffer> deliverNow = this::deliverNow;
+
+    FfmChannel(FfmNode node, String peerName, ChannelHandler handler) {
+        this.node = node;
+        this.peerName = peerName;
+        this.handler = handler;
+        this.memory = new FfmMemory(node.context());
+        this.waiter = new Waiter(0, null, () -> false, () -> "to " + peerName);
+    }
+
+    void assignId(int id) {
+        this.id = id;
+    }
+
+    int id() {
+        return id;
+    }
+
+    FfmNode node() {
+        return node;
+    }
+
+    @Override
+    public String peerName() {
+        return peerName;
+    }
+
+    // ---- connection ------------------------------------------------------------------------------------------
+
+    /** Attaches an endpoint created for this channel (from a connection request, a socket or worker address). */
+    UcpEndpoint.ErrorHandler errorHandler() {
+        return (endpoint, cause) -> failConnection(new CommunicatorException("connection to " + peerName
+                + " failed: " + cause.statusString() + " (UCX status " + cause.status() + ")", cause.status(), cause));
+    }
+
+    /** Set for a server channel until the client's id arrived: then it is handed to the engine. */
+    volatile FfmListener.Accepted accepted;
+
+    /** The peer's channel id is known: messages can be addressed from now on. */
+    void connected(int peerChannelId) {
+        remoteId = peerChannelId;
+        waiter.wake();
+    }
+
+    /** Client side, inside the worker's progress: the server's id arrived; answer with ours. */
+    void serverIdArrived(int serverId) {
+        if (closed.get()) {
+            return;
+        }
+        // our id goes out before the engine may send (it starts once remoteId is set), so it arrives first
+        sendId(serverId);
+        remoteId = serverId;
+        waiter.wake();
+    }
+
+    /** An {@code AM_ID} to this channel: the client's id for a server channel (otherwise ignored). */
+    void peerIdArrived(int peerId) {
+        FfmListener.Accepted a = accepted;
+        if (a != null) {
+            accepted = null;
+            remoteId = peerId;
+            a.handOver();
+        }
+    }
+
+    /**
+     * Waits until the peer's channel id arrived or the connection failed.
+     *
+     * @return the failure, or null once connected
+     * @throws java.net.SocketTimeoutException if the deadline passes first
+     */
+    IOException awaitConnected(long deadline) throws IOException {
+        waiter.await(() -> remoteId >= 0 || failure != null, deadline, "connecting (connectTimeout)");
+        return remoteId >= 0 ? null : failure;
+    }
+
+    /**
+     * Enters a call on the endpoint; false once the channel is closed, and the caller must not touch the endpoint.
+     * Every true is followed by {@link #exit()}; in between, messages for this process are deferred
+     * ({@link Deferred}).
+     */
+    boolean enter() {
+        inEndpoint.incrementAndGet();
+        if (closed.get()) {
+            inEndpoint.decrementAndGet();
+            return false;
+        }
+        node.lock();
+        FfmNode.enterOperation();
+        return true;
+    }
+
+    void exit() {
+        FfmNode.exitOperation();
+        node.unlock();
+        if (inEndpoint.decrementAndGet() == 0 && closed.get()) {
+            waiter.wake();
+        }
+    }
+
+    /** The reason operations are refused now (closed, failed), or null if they may be issued. */
+    IOException refusal() {
+        if (closed.get()) {
+            return new CommunicatorException("the connection to " + peerName + " is closed");
+        }
+        IOException f = failure;
+        if (f != null) {
+            return new CommunicatorException("the connection to " + peerName + " failed: " + f.getMessage(), f);
+        }
+        return null;
+    }
+
+    // ---- memory ----------------------------------------------------------------------------------------------
+
+    @Override
+    public LocalRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
+        return memory.register(buffer, access);
+    }
+
+    @Override
+    public RegisteredBuffer allocate(int length, Set<Access> access) throws IOException {
+        return memory.allocate(length, access);
+    }
+
+    @Override
+    public boolean writesAreOneSided() {
+        return !eager;
+    }
+
+    @Override
+    public boolean placesWritesDirectly() {
+        return !eager && UcxTransports.rdmaDevicePresent();
+    }
+
+    @Override
+    public RemoteRegion unpack(RegionDescriptor descriptor) throws IOException {
+        if (!enter()) {
+            throw new CommunicatorException("the connection to " + peerName + " is closed");
+        }
+        try {
+            IOException refused = refusal();
+            if (refused != null) {
+                throw refused;
+            }
+            return memory.unpack(ep, descriptor);
+        } finally {
+            exit();
+        }
+    }
+
+    // ---- operations ------------------------------------------------------------------------------------------
+
+    @Override
+    public int maxMessageSize() {
+        return MAX_MESSAGE;
+    }
+
+    @Override
+    public void send(ByteBuffer message, Completion done) {
+        int n = message.remaining();
+        if (n > MAX_MESSAGE) {
+            done.failed(new CommunicatorException(n + " byte message over the channel's " + MAX_MESSAGE));
+            return;
+        }
+        Op op = node.op().start(this, Op.SEND, done, "send");
+        // absolute bulk copy: a duplicate() per message was the one allocation of the round trip
+        op.view(4 + n).putInt(remoteId).put(4, message, message.position(), n);
+        am(op, FfmNode.AM_CONTROL, op.address, 4, op.address + 4, n, UcpEndpoint.AM_EAGER);
+    }
+
+    /** Sends this channel's id to {@code receiver}: the server's first message goes to 0 (the client's node). */
+    void sendId(int receiver) {
+        Op op = node.op().start(this, Op.SEND, null, "connecting");
+        op.view(8).putInt(receiver).putInt(id);
+        am(op, FfmNode.AM_ID, op.address, 8, 0, 0, UcpEndpoint.AM_EAGER | (receiver == 0 ? UcpEndpoint.AM_REPLY : 0));
+    }
+
+    @Override
+    public void write(LocalRegion src, long srcAddress, RemoteRegion dst, long dstAddress, int length,
+            ByteBuffer notification, Completion done) {
+        int noteLength = notification == null ? 0 : notification.remaining();
+        if (noteLength > MAX_MESSAGE) {
+            done.failed(new CommunicatorException(noteLength + " byte notification over the channel's "
+                    + MAX_MESSAGE));
+            return;
+        }
+        if (eager) {
+            Op op = node.op().start(this, Op.EAGER_WRITE, done, "write");
+            ByteBuffer h = op.view(FfmNode.WRITE_HEADER + noteLength).putInt(remoteId).putLong(dstAddress)
+                    .putInt(length);
+            if (notification != null) {
+                h.put(FfmNode.WRITE_HEADER, notification, notification.position(), noteLength);
+            }
+            am(op, FfmNode.AM_WRITE, op.address, FfmNode.WRITE_HEADER + noteLength, srcAddress, length, 0);
+            return;
+        }
+        Op op = node.op().start(this, Op.PUT, done, "write");
+        if (notification != null) {
+            op.view(4 + noteLength).putInt(remoteId).put(4, notification, notification.position(), noteLength);
+            op.noteLength = noteLength;
+        }
+        if (!enter()) {
+            op.fail(refusal());
+            return;
+        }
+        try {
+            ep.put(srcAddress, length, dstAddress, FfmMemory.key(dst), op.request);
+        } catch (RuntimeException e) {
+            op.fail(new CommunicatorException("put to " + peerName + " failed: " + e.getMessage(), e));
+            return;
+        } finally {
+            exit();
+        }
+        node.track(op);
+    }
+
+    @Override
+    public void read(RemoteRegion src, long srcAddress, LocalRegion dst, long dstAddress, int length,
+            Completion done) {
+        Op op = node.op().start(this, Op.GET, done, "read");
+        if (!enter()) {
+            op.fail(refusal());
+            return;
+        }
+        try {
+            ep.get(dstAddress, length, srcAddress, FfmMemory.key(src), op.request);
+        } catch (RuntimeException e) {
+            op.fail(new CommunicatorException("get from " + peerName + " failed: " + e.getMessage(), e));
+            return;
+        } finally {
+            exit();
+        }
+        node.track(op);
+    }
+
+    /** The notification of a put write, once its flush completed. */
+    void sendNote(Op op) {
+        am(op, FfmNode.AM_CONTROL, op.address, 4, op.address + 4, op.noteLength, UcpEndpoint.AM_EAGER);
+    }
+
+    void flush(Op op) {
+        if (!enter()) {
+            op.fail(refusal());
+            return;
+        }
+        try {
+            ep.flush(op.request);
+        } catch (RuntimeException e) {
+            op.fail(new CommunicatorException("flush to " + peerName + " failed: " + e.getMessage(), e));
+            return;
+        } finally {
+            exit();
+        }
+        node.track(op);
+    }
+
+    private void am(Op op, int amId, long header, int headerLength, long data, long dataLength, int flags) {
+        IOException refused = refusal();
+        if (refused != null || !enter()) {
+            op.fail(refused != null ? refused : refusal());
+            return;
+        }
+        try {
+            ep.amSend(amId, header, headerLength, data, dataLength, flags, op.request);
+        } catch (RuntimeException e) {
+            op.fail(new CommunicatorException(op.what + " to " + peerName + " failed: " + e.getMessage(), e));
+            return;
+        } finally {
+            exit();
+        }
+        node.track(op);
+    }
+
+    @Override
+    public boolean poll() {
+        return node.pollFromApplication();
+    }
+
+    @Override
+    public void pollingEnded() {
+        node.pollingEnded();
+    }
+
+    // ---- events (inside the worker's progress) ---------------------------------------------------------------
+
+    /** A control message: copied out of UCX's buffer at once (sent eager, so never a rendezvous descriptor). */
+    void onControl(AmMessage m) {
+        if (m.isRendezvous() || m.dataLength() > MAX_MESSAGE) {
+            failConnection(new CommunicatorException(peerName + " sent a " + m.dataLength()
+                    + " byte control message, over " + MAX_MESSAGE));
+            return;
+        }
+        deliver(node.inbound(m.dataAddress(), (int) m.dataLength()));
+    }
+
+    /** A write carried in an active message: checked against this side's regions, placed, then notified. */
+    void onWrite(AmMessage m) {
+        long h = m.headerAddress();
+        long dst = FfmNode.readLong(h + 4);
+        int length = FfmNode.readInt(h + 12);
+        int noteLength = (int) m.headerLength() - FfmNode.WRITE_HEADER;
+        if (m.dataLength() != length || noteLength < 0 || noteLength > MAX_MESSAGE
+                || !memory.acceptsWrite(dst, length)) {
+            failConnection(new CommunicatorException(peerName + " wrote " + length + " bytes at 0x"
+                    + Long.toHexString(dst) + " outside any region registered for remote write"));
+            return;
+        }
+        if (!m.isRendezvous()) {
+            FfmNode.copy(m.dataAddress(), dst, length);
+            if (noteLength > 0) {
+                deliver(node.inbound(h + FfmNode.WRITE_HEADER, noteLength));
+            }
+            return;
+        }
+        Op op = node.op().start(this, Op.RECEIVE_WRITE, null, "receiving a write");
+        op.noteLength = noteLength;
+        FfmNode.copy(h + FfmNode.WRITE_HEADER, op.address, noteLength);
+        try {
+            m.receiveData(dst, length, op.request);
+        } catch (RuntimeException e) {
+            op.fail(new CommunicatorException("receiving a write from " + peerName + " failed: " + e.getMessage(),
+                    e));
+            return;
+        }
+        node.track(op);
+    }
+
+    /** Hands a message to the handler (now, or deferred: see {@link Deferred}), unless the channel was closed. */
+    void deliver(ByteBuffer message) {
+        if (deferred.offerIfBacklogged(message, FfmNode.insideOperation())) {
+            node.deferred(this);
+            return;
+        }
+        deliverNow(message);
+    }
+
+    private void deliverNow(ByteBuffer message) {
+        ChannelHandler h = handler;
+        if (h != null && !closed.get()) {
+            h.onMessage(message);
+        }
+    }
+
+    /** Delivers deferred messages; by a thread polling the node, outside any operation. */
+    void drainDeferred() {
+        deferred.drain(deliverNow);
+    }
+
+    /** The connection failed: recorded once, reported to the handler. */
+    void failConnection(IOException cause) {
+        if (failure != null) {
+            return;
+        }
+        failure = cause;
+        waiter.wake();
+        ChannelHandler h = handler;
+        if (h != null && !closed.get()) {
+            h.onError(cause);
+        }
+    }
+
+    boolean isClosed() {
+        return closed.get();
+    }
+
+    // ---- close -----------------------------------------------------------------------------------------------
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        boolean idle = true;
+        try {
+            waiter.awaitUninterruptibly(() -> inEndpoint.get() == 0, Waiter.deadlineAfter(CALLS_WAIT_NANOS),
+                    "closing (waiting for calls on the endpoint)");
+        } catch (IOException e) {
+            // closing under a running call crashes the process in libucp: leave the endpoint to the worker's end
+            LOG.warn("a call on the endpoint to {} did not return within {} ms: the endpoint stays open", peerName,
+                    TimeUnit.NANOSECONDS.toMillis(CALLS_WAIT_NANOS));
+            idle = false;
+        }
+        if (idle) {
+            memory.releaseRemotes();
+        }
+        UcpEndpoint e = ep;
+        if (e != null && idle) {
+            // a flush-close of an endpoint that cannot flush (never connected, peer gone) would stay pending
+            UcpEndpoint.CloseMode mode = failure == null && remoteId >= 0 ? UcpEndpoint.CloseMode.FLUSH
+                    : UcpEndpoint.CloseMode.FORCE;
+            if (!node.closeEndpoint(e, mode, CLOSE_WAIT_NANOS)) {
+                LOG.warn("closing the endpoint to {} did not complete within {} ms", peerName,
+                        TimeUnit.NANOSECONDS.toMillis(CLOSE_WAIT_NANOS));
+            }
+        }
+        if (idle) {
+            memory.releaseRegions();
+        }
+        node.remove(this);
+    }
+}

@@ -1,0 +1,199 @@
+package io.rdmacomm.rdma.ucx.ffm;
+
+import io.rdmacomm.api.Access;
+import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.RegisteredBuffer;
+import io.rdmacomm.rdma.spi.RemoteRegion;
+import io.rdmacomm.ucx.ffm.UcpContext;
+import io.rdmacomm.ucx.ffm.UcpEndpoint;
+import io.rdmacomm.ucx.ffm.UcpMemory;
+import io.rdmacomm.ucx.ffm.UcpRemoteKey;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The memory of one channel: regions mapped for it ({@code ucp_mem_map} of application memory, or memory UCX
+ * allocates) and the peer's regions whose keys were unpacked on its endpoint. Everything is released with the
+ * channel at the latest. The regions are an array replaced on change, so that checking an incoming write walks
+ * them without allocating.
+ */
+final class FfmMemory {
+    private final UcpContext context;
+    private volatile Region[] regions = new Region[0];
+    private final List<Remote> remotes = new ArrayList<>();
+
+    FfmMemory(UcpContext context) {
+        this.context = context;
+    }
+
+    LocalRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
+        if (!buffer.isDirect() || buffer.capacity() == 0) {
+            throw new IllegalArgumentException("UCX registers non-empty direct buffers only");
+        }
+        MemorySegment segment = MemorySegment.ofBuffer(buffer.duplicate().clear());
+        UcpMemory mem;
+        try {
+            mem = context.register(segment);
+        } catch (RuntimeException e) {
+            throw new CommunicatorException("UCX could not register " + buffer.capacity() + " bytes: "
+                    + e.getMessage(), e);
+        }
+        return add(new Region(buffer, mem, access));
+    }
+
+    RegisteredBuffer allocate(int length, Set<Access> access) throws IOException {
+        UcpMemory mem;
+        try {
+            mem = context.allocate(length);
+        } catch (RuntimeException e) {
+            throw new CommunicatorException("UCX could not allocate " + length + " bytes of registered memory: "
+                    + e.getMessage(), e);
+        }
+        ByteBuffer buffer = mem.segment().asByteBuffer();
+        return new RegisteredBuffer(buffer, add(new Region(buffer, mem, access)));
+    }
+
+    private synchronized Region add(Region r) {
+        Region[] next = Arrays.copyOf(regions, regions.length + 1);
+        next[next.length - 1] = r;
+        regions = next;
+        return r;
+    }
+
+    private synchronized void removeRegion(Region r) {
+        Region[] now = regions;
+        int n = 0;
+        Region[] next = new Region[now.length];
+        for (Region x : now) {
+            if (x != r) {
+                next[n++] = x;
+            }
+        }
+        regions = Arrays.copyOf(next, n);
+    }
+
+    /** Whether {@code length} bytes at {@code address} lie in one region registered here for remote write. */
+    boolean acceptsWrite(long address, long length) {
+        for (Region r : regions) {
+            if (r.accepts(address, length)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    RemoteRegion unpack(UcpEndpoint ep, RegionDescriptor descriptor) throws IOException {
+        UcpRemoteKey rkey;
+        try {
+            rkey = ep.unpackRemoteKey(descriptor.key());
+        } catch (RuntimeException e) {
+            throw new CommunicatorException("UCX could not unpack the remote key of " + descriptor + ": "
+                    + e.getMessage(), e);
+        }
+        Remote r = new Remote(descriptor, rkey);
+        synchronized (remotes) {
+            remotes.add(r);
+        }
+        return r;
+    }
+
+    /** The unpacked key of a region {@link #unpack} returned. */
+    static UcpRemoteKey key(RemoteRegion r) {
+        return ((Remote) r).rkey;
+    }
+
+    /** Releases the peer's keys: before the endpoint closes. */
+    void releaseRemotes() {
+        Remote[] all;
+        synchronized (remotes) {
+            all = remotes.toArray(new Remote[0]);
+        }
+        for (Remote r : all) {
+            r.close();
+        }
+    }
+
+    /** Deregisters every region: once the endpoint is closed. */
+    void releaseRegions() {
+        for (Region r : regions) {
+            r.close();
+        }
+    }
+
+    /** Registered memory; keeps its buffer reachable so the memory outlives the registration. */
+    private final class Region implements LocalRegion {
+        private final ByteBuffer buffer;
+        private final UcpMemory mem;
+        private final RegionDescriptor descriptor;
+        private final AtomicBoolean released = new AtomicBoolean();
+
+        Region(ByteBuffer buffer, UcpMemory mem, Set<Access> access) {
+            this.buffer = buffer;
+            this.mem = mem;
+            this.descriptor = new RegionDescriptor(mem.address(), buffer.capacity(), access, mem.packRemoteKey());
+        }
+
+        @Override
+        public long address() {
+            return descriptor.address();
+        }
+
+        @Override
+        public long length() {
+            return buffer.capacity();
+        }
+
+        @Override
+        public RegionDescriptor descriptor() {
+            return descriptor;
+        }
+
+        boolean accepts(long address, long length) {
+            return !released.get() && descriptor.access().contains(Access.REMOTE_WRITE)
+                    && address >= descriptor.address() && length >= 0
+                    && address + length <= descriptor.address() + descriptor.length();
+        }
+
+        @Override
+        public void close() {
+            if (released.compareAndSet(false, true)) {
+                removeRegion(this);
+                mem.close();
+            }
+        }
+    }
+
+    private final class Remote implements RemoteRegion {
+        private final RegionDescriptor descriptor;
+        private final UcpRemoteKey rkey;
+        private final AtomicBoolean released = new AtomicBoolean();
+
+        Remote(RegionDescriptor descriptor, UcpRemoteKey rkey) {
+            this.descriptor = descriptor;
+            this.rkey = rkey;
+        }
+
+        @Override
+        public RegionDescriptor descriptor() {
+            return descriptor;
+        }
+
+        @Override
+        public void close() {
+            if (released.compareAndSet(false, true)) {
+                synchronized (remotes) {
+                    remotes.remove(this);
+                }
+                rkey.close();
+            }
+        }
+    }
+}

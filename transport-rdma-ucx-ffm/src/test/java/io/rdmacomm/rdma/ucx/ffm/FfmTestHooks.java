@@ -1,0 +1,25 @@
+package io.rdmacomm.rdma.ucx.ffm;
+
+import io.rdmacomm.rdma.spi.RawByteChannel;
+import io.rdmacomm.testkit.TransportUnderTest;
+import java.util.Optional;
+
+/** The contract kits' hooks for rdma:// on ucx-ffm. */
+final class FfmTestHooks {
+    static final String URI = "rdma://127.0.0.1:0?provider=ucx-ffm";
+
+    private FfmTestHooks() {
+    }
+
+    /** The kit's transport for rdma:// on ucx-ffm, whose raw connections skip the rdmacomm handshake. */
+    static TransportUnderTest transport() {
+        return TransportUnderTest.of(URI)
+                .withRawConnector(served -> RawByteChannel.connect(new UcxFfmProvider(), served.socketAddress()));
+    }
+
+    /** Same, but only where UCX_TLS=tcp is in the environment (the surefire execution "ucx-tcp" sets it). */
+    static TransportUnderTest tcpTransport() {
+        return transport().withSkipReason(() -> "tcp".equals(System.getenv("UCX_TLS")) ? Optional.empty()
+                : Optional.of("UCX_TLS=tcp is not set; run through the surefire execution ucx-tcp"));
+    }
+}
