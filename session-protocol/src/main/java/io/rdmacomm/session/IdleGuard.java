@@ -89,40 +89,51 @@ final class IdleGuard implements Communicator {
         return t;
     }
 
-    @Override
-    public int read(ByteBuffer dst) throws IOException {
-        readingSince = System.nanoTime();
+    /** A call on the peer that may wait for it. */
+    private interface Waiting<T> {
+        T call() throws IOException;
+    }
+
+    /** Runs {@code call}, counting the time it waits as the client's (reading, or writing and one-sided). */
+    private <T> T waiting(boolean reading, Waiting<T> call) throws IOException {
+        long now = System.nanoTime();
+        if (reading) {
+            readingSince = now;
+        } else {
+            writingSince = now;
+        }
         try {
-            return peer.read(dst);
+            return call.call();
         } catch (IOException e) {
             throw translate(e);
         } finally {
-            readingSince = NOT_WAITING;
+            if (reading) {
+                readingSince = NOT_WAITING;
+            } else {
+                writingSince = NOT_WAITING;
+            }
         }
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+        return waiting(true, () -> peer.read(dst));
     }
 
     @Override
     public void write(ByteBuffer src) throws IOException {
-        writingSince = System.nanoTime();
-        try {
+        waiting(false, () -> {
             peer.write(src);
-        } catch (IOException e) {
-            throw translate(e);
-        } finally {
-            writingSince = NOT_WAITING;
-        }
+            return null;
+        });
     }
 
     @Override
     public void sync() throws IOException {
-        writingSince = System.nanoTime();
-        try {
+        waiting(false, () -> {
             peer.sync();
-        } catch (IOException e) {
-            throw translate(e);
-        } finally {
-            writingSince = NOT_WAITING;
-        }
+            return null;
+        });
     }
 
     /** Ends the watch, so no timer task outlives the session. */
@@ -176,25 +187,17 @@ final class IdleGuard implements Communicator {
 
     @Override
     public void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
-        writingSince = System.nanoTime();
-        try {
+        waiting(false, () -> {
             peer.put(src, remote, offset);
-        } catch (IOException e) {
-            throw translate(e);
-        } finally {
-            writingSince = NOT_WAITING;
-        }
+            return null;
+        });
     }
 
     @Override
     public void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
-        writingSince = System.nanoTime();
-        try {
+        waiting(false, () -> {
             peer.get(remote, offset, dst);
-        } catch (IOException e) {
-            throw translate(e);
-        } finally {
-            writingSince = NOT_WAITING;
-        }
+            return null;
+        });
     }
 }

@@ -257,7 +257,8 @@ final class TcpServer implements AutoCloseable {
                 c.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 long timeout = settings.handshakeTimeout() == 0 ? Settings.FOREVER : settings.handshakeTimeout();
                 long deadline = System.nanoTime() + timeout;
-                pending.add(c.register(selector, SelectionKey.OP_READ, new Handshake.Accepting(deadline, peer)));
+                pending.add(c.register(selector, SelectionKey.OP_READ, new Handshake.Accepting(deadline, peer,
+                        settings.secret())));
             } catch (IOException e) {
                 LOG.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
                 closeQuietly(c);
