@@ -24,7 +24,6 @@ import picocli.CommandLine;
                 + " ECHO, SINK, SEND, WRITE, READ, CALL, ALLTOALL and BROADCAST (see README.md).",
             "Prints 'listening <endpoint>' on stdout once it accepts connections."})
 public final class ServerMain implements Callable<Integer> {
-    private static final Logger LOG = LoggerFactory.getLogger(ServerMain.class);
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
     @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", defaultValue = Cli.DEFAULT_ENDPOINT,
@@ -125,7 +124,10 @@ public final class ServerMain implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e, null, null);
         }
         SessionServer server = SessionServer.start(served, maxSessions, requestTimeout, settings);
-        SecretOptions.exposureWarning(served).ifPresent(LOG::warn);
+        // a logger made only now: one made when this class loads would fix slf4j-simple's level before
+        // Cli.configureLogging has chosen it
+        Logger log = LoggerFactory.getLogger(ServerMain.class);
+        SecretOptions.exposureWarning(served).ifPresent(log::warn);
         // The JVM exits with 128+signal after SIGINT/SIGTERM even when every hook finished; a server that
         // stopped cleanly on request exits 0 instead, once run() has released everything.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
