@@ -5,11 +5,13 @@ import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.bench.BenchCommand;
 import io.rdmacomm.cli.Cli;
+import io.rdmacomm.cli.SecretOptions;
 import io.rdmacomm.session.SessionClient;
 import io.rdmacomm.session.SessionRequest;
 import java.io.IOException;
 import java.io.PrintWriter;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine;
 
@@ -26,6 +28,9 @@ public final class ClientMain implements Runnable {
             converter = Cli.EndpointConverter.class,
             description = "endpoint of the servercomm (default: ${DEFAULT-VALUE})")
     Endpoint endpoint;
+
+    @Mixin
+    SecretOptions secret;
 
     @Option(names = {"-v", "--verbose"}, description = "log on stderr; print stack traces of errors")
     boolean verbose;
@@ -63,9 +68,15 @@ public final class ClientMain implements Runnable {
      * communicator. On failure nothing stays open.
      */
     Communicator openSession(SessionRequest request) throws IOException {
+        Endpoint target;
+        try {
+            target = secret.applyTo(endpoint);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e, null, null);
+        }
         Communicator peer;
         try {
-            peer = Communicators.connect(endpoint.toString());
+            peer = Communicators.connect(target.toString());
         } catch (IOException e) {
             String m = Cli.describe(e);
             throw m.contains(endpoint.authority()) ? e : new IOException("cannot connect to " + endpoint + ": " + m, e);

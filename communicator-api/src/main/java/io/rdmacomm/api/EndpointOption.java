@@ -29,6 +29,11 @@ public enum EndpointOption {
     MAX_REGISTERED("maxRegistered", Type.SIZE, "1g", Set.of(),
             "the most memory one connection may register: its regions, and on rdma:// also its ring,"
                     + " staging and zero-copy cache"),
+    SECRET_FILE("secretFile", Type.STRING, "", Set.of("tcp"),
+            "a file holding the shared secret peers authenticate each other with (HMAC-SHA-256 challenge-response);"
+                    + " a server with a secret refuses peers without it"),
+    SECRET_ENV("secretEnv", Type.STRING, "", Set.of("tcp"),
+            "the name of an environment variable holding the shared secret, instead of secretFile"),
     PROVIDER("provider", Type.STRING, "ucx", Set.of("rdma"),
             "the RDMA provider: ucx (UCX: ucx-ffm where the JVM can run it, JDK 22+ with native access, else"
                     + " ucx-jucx), ucx-ffm or ucx-jucx to force one, or verbs (DiSNI over libibverbs/librdmacm)"),
@@ -127,6 +132,9 @@ public enum EndpointOption {
                 yield size;
             }
             case STRING -> {
+                if (keepsCase()) {
+                    yield text;
+                }
                 String v = text.trim().toLowerCase(Locale.ROOT);
                 if (this == PROVIDER && !PROVIDERS.contains(v)) {
                     throw new IllegalArgumentException("unknown provider '" + text + "': expected one of "
@@ -138,6 +146,11 @@ public enum EndpointOption {
                 yield v;
             }
         };
+    }
+
+    /** File and variable names are taken as written; the other strings are keywords, matched in any case. */
+    private boolean keepsCase() {
+        return this == SECRET_FILE || this == SECRET_ENV;
     }
 
     String format(Object value) {

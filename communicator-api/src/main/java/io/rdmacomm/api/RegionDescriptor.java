@@ -2,6 +2,8 @@ package io.rdmacomm.api;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Objects;
@@ -152,9 +154,24 @@ public final class RegionDescriptor {
         return Objects.hash(address, length, access, Arrays.hashCode(key));
     }
 
+    /**
+     * Length, access and a fingerprint, never the address or the key: the key is the access token of the region
+     * (on tcp:// the only one), and messages that carry this text end up in logs. The fingerprint (the first 4
+     * bytes of a SHA-256 of address and key) tells regions apart in a log without revealing either.
+     */
     @Override
     public String toString() {
-        String k = HexFormat.of().formatHex(key, 0, Math.min(key.length, 8)) + (key.length > 8 ? "…" : "");
-        return "[addr=0x" + Long.toHexString(address) + " len=" + length + " " + access + " key=" + k + "]";
+        return "[len=" + length + " " + access + " ref=" + fingerprint() + "]";
+    }
+
+    private String fingerprint() {
+        try {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            sha.update(ByteBuffer.allocate(8).putLong(0, address).array());
+            sha.update(key);
+            return HexFormat.of().formatHex(sha.digest(), 0, 4);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
     }
 }

@@ -60,4 +60,14 @@ class RegionDescriptorTest {
         assertEquals(Access.readWrite(), Access.fromBits(Access.toBits(Access.readWrite())));
         assertThrows(IllegalArgumentException.class, () -> Access.fromBits(8));
     }
+
+    @Test
+    void textNamesNeitherTheAddressNorTheKeyButTellsRegionsApart() {
+        String text = d.toString();
+        assertTrue(!text.contains("12345678") && !text.contains("7f00"), "address in " + text);
+        assertTrue(!text.contains("010203") && !text.contains("1, 2, 3"), "key in " + text);
+        assertTrue(text.contains("len=4096"), text);
+        RegionDescriptor other = new RegionDescriptor(0x7f00_1234_5678L, 4096, Access.readWrite(), new byte[] {9});
+        assertTrue(!text.equals(other.toString()), "another key, another fingerprint: " + text);
+    }
 }

@@ -2,14 +2,19 @@ package io.rdmacomm.servercomm;
 
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.cli.Cli;
+import io.rdmacomm.cli.SecretOptions;
 import io.rdmacomm.gvirtus.GVirtuSLimits;
 import io.rdmacomm.session.ExchangeSettings;
+import io.rdmacomm.session.SessionProtocol;
 import io.rdmacomm.session.SessionServer;
 import io.rdmacomm.session.routine.RoutineRegistry;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine;
 
@@ -27,7 +32,7 @@ public final class ServerMain implements Callable<Integer> {
     private static final String SESSION = "session";
     private static final String GVIRTUS = "gvirtus";
     private static final String[] SESSION_ONLY = {"--request-timeout", "--region-size", "--max-group-size",
-        "--group-timeout"};
+        "--group-timeout", "--idle-timeout", "--max-call-input", "--routine-timeout", "--secret-file", "--secret-env"};
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
     @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", defaultValue = Cli.DEFAULT_ENDPOINT,
@@ -69,6 +74,25 @@ public final class ServerMain implements Callable<Integer> {
             description = "how long a group may take to gather its members, from the first one's arrival"
                     + " (default: ${DEFAULT-VALUE})")
     private Duration groupTimeout;
+
+    @Option(names = "--idle-timeout", paramLabel = "DURATION", defaultValue = "60s",
+            converter = Cli.DurationConverter.class,
+            description = "how long a session may keep the server waiting (blocked reading from or writing to its"
+                    + " client) before it is closed; 0 waits for ever (default: ${DEFAULT-VALUE})")
+    private Duration idleTimeout;
+
+    @Option(names = "--max-call-input", paramLabel = "SIZE", defaultValue = "16m", converter = Cli.SizeConverter.class,
+            description = "largest routine input a call may declare, at most 16m (default: ${DEFAULT-VALUE})")
+    private long maxCallInput;
+
+    @Option(names = "--routine-timeout", paramLabel = "DURATION", defaultValue = "30s",
+            converter = Cli.DurationConverter.class,
+            description = "how long a routine may run before it is interrupted and its call fails"
+                    + " (default: ${DEFAULT-VALUE})")
+    private Duration routineTimeout;
+
+    @Mixin
+    private SecretOptions secret;
 
     @Option(names = {"-v", "--verbose"}, description = "log every session on stderr; print stack traces of errors")
     private boolean verbose;
@@ -139,11 +163,29 @@ public final class ServerMain implements Callable<Integer> {
         if (groupTimeout.isZero()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--group-timeout must be positive");
         }
+        if (maxCallInput < 0 || maxCallInput > SessionProtocol.MAX_CALL_INPUT) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--max-call-input must be 0 to 16m, got "
+                    + maxCallInput);
+        }
+        if (routineTimeout.isZero()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--routine-timeout must be positive");
+        }
         // routine plugins come from servercomm's own class path, never from clients
         ExchangeSettings settings = new ExchangeSettings((int) regionSize, maxGroupSize, groupTimeout,
-                RoutineRegistry.load(ServerMain.class.getClassLoader()));
+                RoutineRegistry.load(ServerMain.class.getClassLoader()), (int) maxCallInput, routineTimeout,
+                idleTimeout);
+        Endpoint served;
+        try {
+            served = secret.applyTo(endpoint);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e, null, null);
+        }
         PrintWriter out = spec.commandLine().getOut();
-        SessionServer server = SessionServer.start(endpoint, maxSessions, requestTimeout, settings);
+        SessionServer server = SessionServer.start(served, maxSessions, requestTimeout, settings);
+        // a logger made only now: one made when this class loads would fix slf4j-simple's level before
+        // Cli.configureLogging has chosen it
+        Logger log = LoggerFactory.getLogger(ServerMain.class);
+        SecretOptions.exposureWarning(served).ifPresent(log::warn);
         // exit 0 once run() has released everything
         Cli.exitZeroOnSignal("servercomm-shutdown", () -> {
             server.stop();

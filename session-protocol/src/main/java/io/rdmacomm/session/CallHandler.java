@@ -8,6 +8,13 @@ import io.rdmacomm.session.routine.RoutineException;
 import io.rdmacomm.session.routine.RoutineRegistry;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,7 +25,12 @@ import org.slf4j.LoggerFactory;
  * sends {@code short descriptor length | descriptor} of a region it registered for {@link Access#REMOTE_WRITE},
  * then the input. The server runs the routine, puts the output at offset 0 of that region, and answers with a
  * result whose body is {@code int exit code | int output length}: exit code 0 is success, 1 a routine that
- * refused its input, 2 a routine that failed; for 1 and 2 the result's message says why and there is no output.
+ * refused its input, 2 a routine that failed or overran its time limit; for 1 and 2 the result's message says why
+ * and there is no output.
+ *
+ * <p>Hostile clients are bounded: a declared input above {@code maxCallInput} is refused before the session is
+ * accepted, the input is held only as far as it has arrived (a client that declares 16 MiB and stalls costs what it
+ * sent, not 16 MiB), and the routine runs on its own thread, interrupted after {@code routineTimeout}.
  */
 final class CallHandler implements ExchangeHandler {
     static final int EXIT_OK = 0;
@@ -26,10 +38,18 @@ final class CallHandler implements ExchangeHandler {
     static final int EXIT_FAILED = 2;
     private static final Logger LOG = LoggerFactory.getLogger(CallHandler.class);
 
-    private final RoutineRegistry routines;
+    /** The first allocation for a routine input; it grows by doubling as bytes arrive. */
+    static final int INPUT_CHUNK = 64 * 1024;
+    private static final AtomicInteger THREADS = new AtomicInteger();
 
-    CallHandler(RoutineRegistry routines) {
+    private final RoutineRegistry routines;
+    private final int maxInput;
+    private final Duration timeout;
+
+    CallHandler(RoutineRegistry routines, int maxInput, Duration timeout) {
         this.routines = routines;
+        this.maxInput = maxInput;
+        this.timeout = timeout;
     }
 
     @Override
@@ -38,6 +58,11 @@ final class CallHandler implements ExchangeHandler {
             throw new SessionException(SessionStatus.UNKNOWN_ROUTINE, "unknown routine '" + request.routine()
                     + "'; this server has: " + routines.routines().stream().map(Routine::name)
                     .collect(Collectors.joining(", ")));
+        }
+        if (Integer.toUnsignedLong(request.inputLength()) > maxInput) {
+            throw new SessionException(SessionStatus.REQUEST_TOO_LARGE, "CALL input of "
+                    + Integer.toUnsignedLong(request.inputLength()) + " bytes exceeds this server's limit of "
+                    + maxInput + " bytes (maxCallInput)");
         }
     }
 
@@ -72,15 +97,20 @@ final class CallHandler implements ExchangeHandler {
                     + output + " does not allow REMOTE_WRITE"));
             return;
         }
-        ByteBuffer input = ByteBuffer.allocate(request.inputLength());
-        if (!HandlerSupport.readFrame(peer, input, "CALL input")) {
+        byte[] input = readInput(peer, request.inputLength());
+        if (input == null) {
             return;
         }
         byte[] result;
         try {
-            result = routine.run(input.array());
+            result = runBounded(routine, input);
         } catch (RoutineException e) {
             exit(peer, EXIT_REFUSED, e.getMessage());
+            return;
+        } catch (TimeoutException e) {
+            LOG.warn("routine '{}' did not finish within {} (routineTimeout); interrupted", routine.name(), timeout);
+            exit(peer, EXIT_FAILED, "routine '" + routine.name() + "' did not finish within " + timeout.toMillis()
+                    + " ms (the server's routine timeout)");
             return;
         } catch (RuntimeException e) {
             LOG.warn("routine '{}' failed", routine.name(), e);
@@ -106,6 +136,54 @@ final class CallHandler implements ExchangeHandler {
         }
         ExchangeResult.ok(ByteBuffer.allocate(8).putInt(EXIT_OK).putInt(result.length).flip()).send(peer);
         HandlerSupport.awaitEndOfStream(peer);
+    }
+
+    /** The whole input, held only as far as it arrived; null when the stream ended first (the client was told). */
+    private static byte[] readInput(Communicator peer, int length) throws IOException {
+        byte[] input = new byte[Math.min(length, INPUT_CHUNK)];
+        int have = 0;
+        while (have < length) {
+            if (have == input.length) {
+                input = Arrays.copyOf(input, (int) Math.min(length, 2L * input.length));
+            }
+            int n = peer.read(ByteBuffer.wrap(input, have, input.length - have));
+            if (n < 0) {
+                HandlerSupport.reportTruncated(peer, "CALL input", have, length);
+                return null;
+            }
+            have += n;
+        }
+        return input;
+    }
+
+    /**
+     * Runs the routine on a thread of its own, so its time can be limited: past the timeout the thread is
+     * interrupted (routines that loop check {@link Thread#interrupted()}) and the call fails.
+     */
+    private byte[] runBounded(Routine routine, byte[] input) throws RoutineException, TimeoutException {
+        FutureTask<byte[]> task = new FutureTask<>(() -> routine.run(input));
+        Thread worker = new Thread(task, "servercomm-routine-" + THREADS.incrementAndGet());
+        worker.setDaemon(true);
+        worker.start();
+        try {
+            return task.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            task.cancel(true);
+            throw e;
+        } catch (InterruptedException e) {
+            task.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while routine '" + routine.name() + "' ran", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RoutineException r) {
+                throw r;
+            }
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(cause);
+        }
     }
 
     private static void exit(Communicator peer, int code, String why) throws IOException {

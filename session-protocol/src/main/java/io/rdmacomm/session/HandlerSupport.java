@@ -25,10 +25,15 @@ final class HandlerSupport {
             peer.readFully(dst);
             return true;
         } catch (EOFException e) {
-            report(peer, ExchangeResult.error(SessionStatus.TRUNCATED, what + " truncated: "
-                    + (wanted - dst.remaining()) + " of " + wanted + " bytes arrived before the stream ended"));
+            reportTruncated(peer, what, wanted - dst.remaining(), wanted);
             return false;
         }
+    }
+
+    /** Tells the client that {@code what} ended after {@code got} of {@code wanted} bytes. */
+    static void reportTruncated(Communicator peer, String what, long got, long wanted) {
+        report(peer, ExchangeResult.error(SessionStatus.TRUNCATED, what + " truncated: " + got + " of " + wanted
+                + " bytes arrived before the stream ended"));
     }
 
     /**

@@ -23,12 +23,14 @@ public final class SessionDispatcher {
 
     private final Map<Exchange, ExchangeHandler> handlers;
     private final Duration requestTimeout;
+    private final Duration idleTimeout;
     private final ScheduledExecutorService timer;
 
     private SessionDispatcher(Map<Exchange, ExchangeHandler> handlers, Duration requestTimeout,
-            ScheduledExecutorService timer) {
+            Duration idleTimeout, ScheduledExecutorService timer) {
         this.handlers = new EnumMap<>(handlers);
         this.requestTimeout = requestTimeout;
+        this.idleTimeout = timer == null ? Duration.ZERO : idleTimeout;
         this.timer = timer;
     }
 
@@ -42,7 +44,12 @@ public final class SessionDispatcher {
         return standard(ExchangeSettings.defaults(), requestTimeout, timer);
     }
 
-    /** A dispatcher for every exchange this version serves (see {@link Exchange}), configured by {@code settings}. */
+    /**
+     * A dispatcher for every exchange this version serves (see {@link Exchange}), configured by {@code settings}.
+     *
+     * @param timer runs the request and idle timeouts; {@code null} (allowed when {@code requestTimeout} is zero)
+     *     also turns the idle timeout off
+     */
     public static SessionDispatcher standard(ExchangeSettings settings, Duration requestTimeout,
             ScheduledExecutorService timer) {
         Map<Exchange, ExchangeHandler> handlers = new EnumMap<>(Exchange.class);
@@ -51,20 +58,26 @@ public final class SessionDispatcher {
         handlers.put(Exchange.SEND, new SendHandler());
         handlers.put(Exchange.WRITE, new WriteHandler(settings.regionSize()));
         handlers.put(Exchange.READ, new ReadHandler(settings.regionSize()));
-        handlers.put(Exchange.CALL, new CallHandler(settings.routines()));
+        handlers.put(Exchange.CALL, new CallHandler(settings.routines(), settings.maxCallInput(),
+                settings.routineTimeout()));
         GroupHandler groups = new GroupHandler(settings.maxGroupSize(), settings.groupTimeout());
         handlers.put(Exchange.ALLTOALL, groups);
         handlers.put(Exchange.BROADCAST, groups);
-        return of(handlers, requestTimeout, timer);
+        return create(handlers, requestTimeout, settings.idleTimeout(), timer);
     }
 
-    /** A dispatcher for exactly the given handlers; other exchanges are refused as unknown. */
+    /** A dispatcher for exactly the given handlers, without idle timeout; other exchanges are refused as unknown. */
     public static SessionDispatcher of(Map<Exchange, ExchangeHandler> handlers, Duration requestTimeout,
             ScheduledExecutorService timer) {
+        return create(handlers, requestTimeout, Duration.ZERO, timer);
+    }
+
+    private static SessionDispatcher create(Map<Exchange, ExchangeHandler> handlers, Duration requestTimeout,
+            Duration idleTimeout, ScheduledExecutorService timer) {
         if (!requestTimeout.isZero() && timer == null) {
             throw new IllegalArgumentException("a request timeout of " + requestTimeout + " needs a timer");
         }
-        return new SessionDispatcher(handlers, requestTimeout, timer);
+        return new SessionDispatcher(handlers, requestTimeout, idleTimeout, timer);
     }
 
     /**
@@ -100,7 +113,14 @@ public final class SessionDispatcher {
             LOG.info("session from {}: {}", peer.peerName(), request);
             peer.write(SessionReply.ok().encode());
             peer.sync();
-            handlers.get(request.exchange()).run(peer, request);
+            Communicator session = IdleGuard.watch(peer, idleTimeout, timer);
+            try {
+                handlers.get(request.exchange()).run(session, request);
+            } finally {
+                if (session instanceof IdleGuard guard) {
+                    guard.stopWatching();
+                }
+            }
             LOG.info("session from {} ended", peer.peerName());
         }
     }

@@ -1,7 +1,11 @@
 package io.rdmacomm.tcp;
 
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.api.auth.AuthenticationException;
+import io.rdmacomm.api.auth.MutualAuthentication;
+import io.rdmacomm.api.auth.SharedSecret;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -30,6 +34,7 @@ final class Dialer {
     private final String where;
     private final long timeout;
     private final long deadline;
+    private final SharedSecret secret;
 
     /**
      * @param aborted whether the owner was closed: a wait then ends with {@link AsynchronousCloseException}
@@ -42,6 +47,7 @@ final class Dialer {
         this.where = endpoint.scheme() + "://" + endpoint.authority();
         this.timeout = settings.connectTimeout();
         this.deadline = System.nanoTime() + (timeout == 0 ? Settings.FOREVER : timeout);
+        this.secret = settings.secret();
     }
 
     /** Connects the channel to the endpoint; failures are {@link ConnectException}s naming it. */
@@ -80,34 +86,61 @@ final class Dialer {
     }
 
     /**
-     * Sends our handshake and checks the server's answer.
+     * Sends our handshake, checks the server's answer and, with a shared secret, authenticates both ways.
      *
      * @throws HandshakeException if the server does not speak this protocol or refused our version
+     * @throws AuthenticationException if either side has no secret or they differ
      */
     void handshake() throws IOException {
-        ByteBuffer hello = Handshake.encode(Handshake.NO_FLAGS);
-        SelectionKey key = channel.keyFor(selector);
-        key.interestOps(SelectionKey.OP_WRITE);
-        while (hello.hasRemaining()) {
-            if (channel.write(hello) == 0) {
-                waitUntilReady("sending the handshake to");
-            }
-        }
+        send(Handshake.encode(secret == null ? Handshake.NO_FLAGS : Handshake.FLAG_AUTH), "sending the handshake to");
         ByteBuffer reply = ByteBuffer.allocate(Handshake.LENGTH);
-        key.interestOps(SelectionKey.OP_READ);
-        while (reply.hasRemaining()) {
-            int n = channel.read(reply);
-            if (n < 0) {
-                break;
-            }
-            if (n == 0) {
-                waitUntilReady("waiting for the handshake of");
-            }
-        }
-        HandshakeException refused = Handshake.checkServerReply(reply, reply.position(), "peer " + where);
+        receive(reply, "waiting for the handshake of");
+        CommunicatorException refused = Handshake.checkServerReply(reply, reply.position(), "peer " + where);
         if (refused != null) {
             throw refused;
         }
+        if (secret != null) {
+            MutualAuthentication.prove(secret, new MutualAuthentication.Exchange() {
+                @Override
+                public void send(byte[] bytes) throws IOException {
+                    Dialer.this.send(ByteBuffer.wrap(bytes), "authenticating with");
+                }
+
+                @Override
+                public byte[] receive(int n) throws IOException {
+                    ByteBuffer b = ByteBuffer.allocate(n);
+                    if (!Dialer.this.receive(b, "authenticating with")) {
+                        throw new AuthenticationException("peer " + where + " closed the connection during"
+                                + " authentication after " + b.position() + " of " + n + " bytes");
+                    }
+                    return b.array();
+                }
+            }, "peer " + where);
+        }
+    }
+
+    private void send(ByteBuffer b, String doing) throws IOException {
+        channel.keyFor(selector).interestOps(SelectionKey.OP_WRITE);
+        while (b.hasRemaining()) {
+            if (channel.write(b) == 0) {
+                waitUntilReady(doing);
+            }
+        }
+    }
+
+    /** Fills {@code b}; returns false if the stream ended first. */
+    private boolean receive(ByteBuffer b, String doing) throws IOException {
+        channel.keyFor(selector).interestOps(SelectionKey.OP_READ);
+        while (b.hasRemaining()) {
+            int n = channel.read(b);
+            if (n < 0) {
+                return false;
+            }
+            if (n == 0) {
+                waitUntilReady(doing);
+            }
+        }
+        return true;
     }
 
     private void waitUntilReady(String doing) throws IOException {

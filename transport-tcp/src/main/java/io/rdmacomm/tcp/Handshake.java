@@ -1,6 +1,10 @@
 package io.rdmacomm.tcp;
 
+import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.api.auth.AuthenticationException;
+import io.rdmacomm.api.auth.MutualAuthentication;
+import io.rdmacomm.api.auth.SharedSecret;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -12,11 +16,15 @@ import java.util.HexFormat;
  * <pre>
  * offset 0  u32 magic 0x52444354 ('RDCT')
  *        4  u16 protocol version
- *        6  u16 client to server: flags (reserved, 0); server to client: status (0 ok, 1 version refused)
+ *        6  u16 client to server: flags (bit 0: the client has a shared secret; others reserved, 0);
+ *               server to client: status (0 ok, 1 version refused, 2 authentication required, 3 no secret here)
  * </pre>
  *
  * The client speaks first; the server answers with its own version and a status and hangs up unless the status is
- * ok. Frames ({@link Wire}) follow. Someone who speaks another protocol is told what arrived, in hex.
+ * ok. When both have a shared secret, the three messages of {@link MutualAuthentication} follow (the challenge in
+ * the same write as the server's answer); a server with a secret refuses a client without one (status 2), and a
+ * server without one a client that has one (status 3), so neither side believes it is protected when it is not.
+ * Frames ({@link Wire}) follow. Someone who speaks another protocol is told what arrived, in hex.
  */
 final class Handshake {
     static final int MAGIC = 0x52444354;
@@ -28,6 +36,9 @@ final class Handshake {
     static final short NO_FLAGS = 0;
     static final short STATUS_OK = 0;
     static final short STATUS_VERSION_REFUSED = 1;
+    static final short STATUS_AUTH_REQUIRED = 2;
+    static final short STATUS_NO_SECRET = 3;
+    static final short FLAG_AUTH = 1;
 
     private Handshake() {
     }
@@ -86,7 +97,7 @@ final class Handshake {
      *
      * @return null if the server accepted us, else why not
      */
-    static HandshakeException checkServerReply(ByteBuffer b, int n, String where) {
+    static CommunicatorException checkServerReply(ByteBuffer b, int n, String where) {
         if (!magicPrefixMatches(b, n)) {
             return badMagic(b, n, where);
         }
@@ -100,6 +111,14 @@ final class Handshake {
             return new HandshakeException(where + " speaks rdmacomm tcp protocol version " + version
                     + " and refused version " + VERSION);
         }
+        if (status == STATUS_AUTH_REQUIRED) {
+            return new AuthenticationException(where + " requires authentication: give this endpoint the server's"
+                    + " shared secret (secretFile= or secretEnv=)");
+        }
+        if (status == STATUS_NO_SECRET) {
+            return new AuthenticationException(where + " has no shared secret, so it cannot prove who it is;"
+                    + " not connecting (give the server the secret too, or drop secretFile/secretEnv here)");
+        }
         if (status != STATUS_OK) {
             return new HandshakeException(where + " answered the handshake with unknown status " + status);
         }
@@ -108,20 +127,25 @@ final class Handshake {
 
     /**
      * The server's side of one peer's handshake on a non-blocking channel, advanced whenever the channel is
-     * readable; garbage is refused as soon as it cannot be our magic number.
+     * readable; garbage is refused as soon as it cannot be our magic number. With a shared secret, the peer's
+     * authentication proof is read the same way after the challenge went out.
      */
     static final class Accepting {
         final long deadline;
         final String peer;
-        private final ByteBuffer in = ByteBuffer.allocate(LENGTH);
+        private final SharedSecret secret;
+        private ByteBuffer in = ByteBuffer.allocate(LENGTH);
+        private MutualAuthentication.Server auth;
 
-        Accepting(long deadline, String peer) {
+        /** @param secret the server's shared secret, or null when it authenticates nobody */
+        Accepting(long deadline, String peer, SharedSecret secret) {
             this.deadline = deadline;
             this.peer = peer;
+            this.secret = secret;
         }
 
         /**
-         * Reads what the peer sent; once the handshake is complete, answers it.
+         * Reads what the peer sent; once the handshake (and authentication) is complete, answers it.
          *
          * @return whether the peer is accepted (and answered); false while bytes are missing
          * @throws IOException if the peer is refused (it was answered where it spoke our protocol) or went away
@@ -129,31 +153,64 @@ final class Handshake {
         boolean advance(SocketChannel c) throws IOException {
             int n = c.read(in);
             int have = in.position();
-            if (!magicPrefixMatches(in, have)) {
+            if (auth == null && !magicPrefixMatches(in, have)) {
                 throw badMagic(in, have, "peer " + peer);
             }
             if (n < 0) {
                 throw new HandshakeException("peer " + peer + " closed the connection during the handshake after "
-                        + have + " of " + LENGTH + " bytes: " + hex(in, have));
+                        + received());
             }
             if (in.hasRemaining()) {
                 return false;
             }
+            if (auth != null) {
+                send(c, ByteBuffer.wrap(auth.answer(in.array())));
+                auth.checkAccepted();
+                return true;
+            }
             HandshakeException refused = checkClientHello(in, peer);
-            ByteBuffer reply = encode(refused == null ? STATUS_OK : STATUS_VERSION_REFUSED);
-            c.write(reply); // a fresh socket's send buffer always takes 8 bytes
+            boolean offersAuth = (in.getShort(FLAGS_OFFSET) & FLAG_AUTH) != 0;
+            short status = refused != null ? STATUS_VERSION_REFUSED
+                    : secret != null && !offersAuth ? STATUS_AUTH_REQUIRED
+                    : secret == null && offersAuth ? STATUS_NO_SECRET : STATUS_OK;
+            ByteBuffer reply = encode(status);
+            if (status == STATUS_OK && secret != null) {
+                auth = new MutualAuthentication.Server(secret, peer);
+                reply = ByteBuffer.allocate(LENGTH + MutualAuthentication.CHALLENGE_BYTES).put(reply)
+                        .put(auth.challenge()).flip();
+            }
+            send(c, reply);
             if (refused != null) {
                 throw refused;
             }
-            if (reply.hasRemaining()) {
-                throw new IOException("could not send the handshake reply");
+            if (status == STATUS_AUTH_REQUIRED) {
+                throw new AuthenticationException("peer " + peer + " offered no authentication; this server"
+                        + " requires its shared secret");
+            }
+            if (status == STATUS_NO_SECRET) {
+                throw new AuthenticationException("peer " + peer + " offered authentication, but this server has"
+                        + " no shared secret (secretFile/secretEnv)");
+            }
+            if (auth != null) {
+                in = ByteBuffer.allocate(MutualAuthentication.PROOF_BYTES);
+                return false;
             }
             return true;
         }
 
-        /** What arrived so far, in hex, for the message when the peer stays silent. */
+        /** Sends a reply of at most a few dozen bytes: a fresh socket's send buffer always takes it. */
+        private static void send(SocketChannel c, ByteBuffer reply) throws IOException {
+            c.write(reply);
+            if (reply.hasRemaining()) {
+                throw new IOException("could not send the handshake reply");
+            }
+        }
+
+        /** What arrived so far, for the message when the peer stays silent or goes away. */
         String received() {
-            return hex(in, in.position());
+            int have = in.position();
+            return auth == null ? have + " of " + LENGTH + " bytes: " + hex(in, have)
+                    : have + " of " + MutualAuthentication.PROOF_BYTES + " bytes of its authentication proof";
         }
     }
 }

@@ -3,17 +3,21 @@ package io.rdmacomm.tcp;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.Units;
+import io.rdmacomm.api.auth.SharedSecret;
 import java.time.Duration;
 
-/** An endpoint's options, read once so the I/O paths never parse or box. Durations in nanoseconds. */
+/**
+ * An endpoint's options, read once so the I/O paths never parse or box. Durations in nanoseconds; {@code secret}
+ * is null when the endpoint names none.
+ */
 record Settings(long connectTimeout, long acceptTimeout, long readTimeout, long handshakeTimeout, int sendBuffer,
-        long busyPoll, long maxRegistered) {
+        long busyPoll, long maxRegistered, SharedSecret secret) {
 
     static Settings of(Endpoint e) {
         return new Settings(nanos(e, EndpointOption.CONNECT_TIMEOUT), nanos(e, EndpointOption.ACCEPT_TIMEOUT),
                 nanos(e, EndpointOption.READ_TIMEOUT), nanos(e, EndpointOption.HANDSHAKE_TIMEOUT),
                 e.intSize(EndpointOption.SEND_BUFFER), nanos(e, EndpointOption.BUSY_POLL),
-                e.size(EndpointOption.MAX_REGISTERED));
+                e.size(EndpointOption.MAX_REGISTERED), SharedSecret.of(e).orElse(null));
     }
 
     /** Longer than any wait; small enough that {@code System.nanoTime() + FOREVER} cannot overflow. */

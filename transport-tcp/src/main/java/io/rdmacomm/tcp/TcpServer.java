@@ -12,6 +12,8 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -21,8 +23,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A listening socket. One thread ("rdmacomm-tcp-accept") multiplexes accepting and every pending handshake
  * on one selector, so a silent or slow client delays nobody; peers that complete the handshake queue up for
- * {@link #accept()}. At most {@link #BACKLOG} peers are held (in handshake or queued) before the thread stops
- * accepting, leaving further peers in the kernel's listen backlog.
+ * {@link #accept()}. At most {@link #BACKLOG} peers wait in handshake: a further peer evicts the oldest of them,
+ * so silent connections, however many, cannot keep a real client out (each is dropped at its handshakeTimeout
+ * anyway). At most {@link #BACKLOG} handshaken peers wait for {@link #accept()}; then the thread stops accepting,
+ * leaving further peers in the kernel's listen backlog until the application accepts.
  */
 final class TcpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TcpServer.class);
@@ -36,6 +40,8 @@ final class TcpServer implements AutoCloseable {
     private final Thread thread;
     /** Handshaken {@link SocketChannel}s, {@link IOException}s of the listener, or {@link #CLOSED}. */
     private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
+    /** Keys of peers in handshake, oldest first (handshakes share one timeout, so also by deadline). */
+    private final LinkedHashSet<SelectionKey> pending = new LinkedHashSet<>();
     private volatile boolean closed;
     private volatile boolean paused;
 
@@ -132,7 +138,7 @@ final class TcpServer implements AutoCloseable {
                     } else {
                         SocketChannel c = (SocketChannel) key.channel();
                         if (handshake(c, (Handshake.Accepting) key.attachment())) {
-                            key.cancel();
+                            drop(key);
                             done.add(c);
                         }
                     }
@@ -170,32 +176,44 @@ final class TcpServer implements AutoCloseable {
     /** Drops peers past their deadline; returns the select timeout in ms until the next deadline (0 = none). */
     private long expireHandshakes() {
         long now = System.nanoTime();
-        long next = Long.MAX_VALUE;
-        for (SelectionKey key : selector.keys()) {
-            if (key.attachment() instanceof Handshake.Accepting p && key.isValid()) {
-                long left = p.deadline - now;
-                if (left <= 0) {
-                    LOG.warn("{}: dropped peer {}: no complete handshake within {} (handshakeTimeout); got {}",
-                            endpoint, p.peer, Settings.format(settings.handshakeTimeout()),
-                            p.received());
-                    key.cancel();
-                    closeQuietly(key.channel());
-                } else {
-                    next = Math.min(next, left);
-                }
+        for (Iterator<SelectionKey> it = pending.iterator(); it.hasNext(); ) {
+            SelectionKey key = it.next();
+            Handshake.Accepting p = (Handshake.Accepting) key.attachment();
+            long left = p.deadline - now;
+            if (left > 0) {
+                return Math.max(1, TimeUnit.NANOSECONDS.toMillis(left) + 1);
             }
+            LOG.warn("{}: dropped peer {}: no complete handshake within {} (handshakeTimeout); got {}",
+                    endpoint, p.peer, Settings.format(settings.handshakeTimeout()), p.received());
+            it.remove();
+            key.cancel();
+            closeQuietly(key.channel());
         }
-        return next == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(next) + 1);
+        return 0;
     }
 
-    private int held() {
-        int inHandshake = selector.keys().size() - 1;
-        return inHandshake + ready.size();
+    /** Forgets a peer's handshake; its key leaves the selector at the next select. */
+    private void drop(SelectionKey key) {
+        pending.remove(key);
+        key.cancel();
     }
 
+    /** Makes room for one more handshake by dropping the oldest, whose peer had the longest time to speak. */
+    private void evictOldestHandshake() {
+        Iterator<SelectionKey> it = pending.iterator();
+        SelectionKey oldest = it.next();
+        it.remove();
+        oldest.cancel();
+        Handshake.Accepting p = (Handshake.Accepting) oldest.attachment();
+        LOG.warn("{}: dropped peer {}: {} peers were in handshake and another arrived; got {}", endpoint, p.peer,
+                BACKLOG, p.received());
+        closeQuietly(oldest.channel());
+    }
+
+    /** Accepting pauses only while {@link #accept()} has {@link #BACKLOG} peers waiting for it. */
     private void updateAcceptInterest() {
         SelectionKey key = listener.keyFor(selector);
-        boolean full = held() >= BACKLOG;
+        boolean full = ready.size() >= BACKLOG;
         if (full != paused) {
             paused = full;
             key.interestOps(full ? 0 : SelectionKey.OP_ACCEPT);
@@ -204,7 +222,10 @@ final class TcpServer implements AutoCloseable {
 
     private void acceptAll() throws IOException {
         SocketChannel c;
-        while (held() < BACKLOG && (c = listener.accept()) != null) {
+        while (ready.size() < BACKLOG && (c = listener.accept()) != null) {
+            if (pending.size() >= BACKLOG) {
+                evictOldestHandshake();
+            }
             String peer = "unknown peer";
             try {
                 peer = SocketIo.describe(c.getRemoteAddress());
@@ -212,7 +233,8 @@ final class TcpServer implements AutoCloseable {
                 c.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 long timeout = settings.handshakeTimeout() == 0 ? Settings.FOREVER : settings.handshakeTimeout();
                 long deadline = System.nanoTime() + timeout;
-                c.register(selector, SelectionKey.OP_READ, new Handshake.Accepting(deadline, peer));
+                pending.add(c.register(selector, SelectionKey.OP_READ, new Handshake.Accepting(deadline, peer,
+                        settings.secret())));
             } catch (IOException e) {
                 LOG.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
                 closeQuietly(c);
@@ -226,7 +248,7 @@ final class TcpServer implements AutoCloseable {
             return p.advance(c);
         } catch (IOException e) {
             LOG.warn("{}: rejected peer {}: {}", endpoint, p.peer, e.getMessage());
-            c.keyFor(selector).cancel();
+            drop(c.keyFor(selector));
             closeQuietly(c);
             return false;
         }

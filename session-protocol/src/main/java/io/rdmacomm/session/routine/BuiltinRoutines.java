@@ -52,8 +52,13 @@ final class BuiltinRoutines {
         };
     }
 
-    /** Adds integers of any size separated by white space or commas. */
-    private static final class Sum implements Routine {
+    /**
+     * Adds integers separated by white space or commas. Parsing a decimal integer costs the square of its length,
+     * so one integer is limited to {@link #MAX_DIGITS} digits: the whole sum then costs time linear in the input.
+     */
+    static final class Sum implements Routine {
+        static final int MAX_DIGITS = 1000;
+
         @Override
         public String name() {
             return "sum";
@@ -70,6 +75,14 @@ final class BuiltinRoutines {
             BigInteger sum = BigInteger.ZERO;
             if (!text.isEmpty()) {
                 for (String token : text.split("[\\s,]+")) {
+                    if (Thread.interrupted()) {
+                        throw new RoutineException("sum: interrupted");
+                    }
+                    int digits = token.length() - (token.startsWith("-") || token.startsWith("+") ? 1 : 0);
+                    if (digits > MAX_DIGITS) {
+                        throw new RoutineException("sum: an integer of " + digits + " digits; at most " + MAX_DIGITS
+                                + " digits are added");
+                    }
                     try {
                         sum = sum.add(new BigInteger(token));
                     } catch (NumberFormatException e) {

@@ -3,7 +3,10 @@ package io.rdmacomm.session.routine;
 /**
  * A named routine a server can run for its clients. Plugins implement it and list the class in
  * {@code META-INF/services/io.rdmacomm.session.routine.Routine} on the server's class path.
- * Implementations must be thread-safe: several sessions may call one routine at once.
+ * Implementations must be thread-safe: several sessions may call one routine at once. A routine runs on a thread
+ * of its own, which is interrupted when the server's routine timeout passes; a routine that loops should check
+ * {@link Thread#interrupted()} and give up, since its result is no longer wanted. Its cost should be bounded by
+ * its input, which the server caps.
  */
 public interface Routine {
 
