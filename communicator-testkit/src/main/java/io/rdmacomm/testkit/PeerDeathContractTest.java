@@ -18,6 +18,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Killing the peer process (SIGKILL, a second JVM) mid-transfer ends the survivor's blocked read or write with an
@@ -26,6 +28,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(60)
 public abstract class PeerDeathContractTest {
+    private static final Logger LOG = LoggerFactory.getLogger(PeerDeathContractTest.class);
     /** How long the survivor may take to notice; UCX sees the socket of the dead process close. */
     private static final long DETECT_SECONDS = 15;
 
@@ -102,7 +105,7 @@ public abstract class PeerDeathContractTest {
                         () -> reader.get(DETECT_SECONDS, TimeUnit.SECONDS));
                 long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
                 assertInstanceOf(IOException.class, e.getCause().getCause(), e.toString());
-                System.out.println("read failed " + millis + " ms after the kill: " + e.getCause().getCause());
+                LOG.info("read failed {} ms after the kill: {}", millis, e.getCause().getCause().toString());
             }
         }
     }
@@ -133,7 +136,7 @@ public abstract class PeerDeathContractTest {
                         () -> writer.get(DETECT_SECONDS, TimeUnit.SECONDS));
                 long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
                 assertInstanceOf(IOException.class, e.getCause().getCause(), e.toString());
-                System.out.println("write failed " + millis + " ms after the kill: " + e.getCause().getCause());
+                LOG.info("write failed {} ms after the kill: {}", millis, e.getCause().getCause().toString());
             }
         }
     }
