@@ -21,6 +21,10 @@ public enum EndpointOption {
             "how long read() and a blocked write() wait for the peer; 0 waits until the peer acts or close()"),
     HANDSHAKE_TIMEOUT("handshakeTimeout", Type.DURATION, "10s", Set.of(),
             "how long the server waits for a new peer's handshake before dropping it"),
+    LIVENESS("liveness", Type.DURATION, "30s", Set.of("tcp", "rdma"),
+            "how long a connection waits without a sign of life from its peer (data or a heartbeat, which each side"
+                    + " sends when idle) before it fails every call with a SocketTimeoutException: a hung peer or a"
+                    + " vanished host, without a readTimeout; on when both sides set it (tcp: wire=framed); 0 disables"),
     SEND_BUFFER("sendBuffer", Type.SIZE, "64k", Set.of("tcp", "local"),
             "bytes coalesced by write() before they are sent; sync() sends them at once"),
     BUSY_POLL("busyPoll", Type.DURATION, "0", Map.of("rdma", "50us"), Set.of("tcp", "rdma"),
@@ -29,11 +33,33 @@ public enum EndpointOption {
     MAX_REGISTERED("maxRegistered", Type.SIZE, "1g", Set.of(),
             "the most memory one connection may register: its regions, and on rdma:// also its ring,"
                     + " staging and zero-copy cache"),
-    SECRET_FILE("secretFile", Type.STRING, "", Set.of("tcp"),
+    SECRET_FILE("secretFile", Type.STRING, "", Set.of("tcp", "rdma"),
             "a file holding the shared secret peers authenticate each other with (HMAC-SHA-256 challenge-response);"
                     + " a server with a secret refuses peers without it"),
-    SECRET_ENV("secretEnv", Type.STRING, "", Set.of("tcp"),
+    SECRET_ENV("secretEnv", Type.STRING, "", Set.of("tcp", "rdma"),
             "the name of an environment variable holding the shared secret, instead of secretFile"),
+    TLS("tls", Type.STRING, "false", Set.of("tcp"),
+            "true: the connection runs TLS (the JDK's engine) before the handshake, so stream and remote-memory"
+                    + " traffic are encrypted; both ends must say so"),
+    TLS_CERT("tlsCert", Type.STRING, "", Set.of("tcp"),
+            "a PEM file with this side's certificate chain (its own first), used with tlsKey"),
+    TLS_KEY("tlsKey", Type.STRING, "", Set.of("tcp"),
+            "a PEM file with this side's unencrypted PKCS#8 private key (BEGIN PRIVATE KEY), used with tlsCert"),
+    TLS_KEY_STORE("tlsKeyStore", Type.STRING, "", Set.of("tcp"),
+            "a PKCS#12 file with this side's key and certificate chain, instead of tlsCert and tlsKey"),
+    TLS_KEY_STORE_PASSWORD_FILE("tlsKeyStorePasswordFile", Type.STRING, "", Set.of("tcp"),
+            "a file holding the tlsKeyStore password"),
+    TLS_KEY_STORE_PASSWORD_ENV("tlsKeyStorePasswordEnv", Type.STRING, "", Set.of("tcp"),
+            "the name of an environment variable holding the tlsKeyStore password, instead of"
+                    + " tlsKeyStorePasswordFile"),
+    TLS_TRUST("tlsTrust", Type.STRING, "", Set.of("tcp"),
+            "a PEM file of the CA certificates this side trusts for the peer's certificate; unset: the JDK's"
+                    + " default trust store"),
+    TLS_CLIENT_AUTH("tlsClientAuth", Type.STRING, "none", Set.of("tcp"),
+            "on a server: none, optional or required, whether clients must present a certificate trusted by"
+                    + " tlsTrust"),
+    TLS_MIN_VERSION("tlsMinVersion", Type.STRING, "1.3", Set.of("tcp"),
+            "the oldest TLS version accepted: 1.3, or 1.2 to also allow TLS 1.2"),
     PROVIDER("provider", Type.STRING, "ucx", Set.of("rdma"),
             "the RDMA provider: ucx (UCX: ucx-ffm where the JVM can run it, JDK 22+ with native access, else"
                     + " ucx-jucx), ucx-ffm or ucx-jucx to force one, or verbs (DiSNI over libibverbs/librdmacm)"),
@@ -51,8 +77,11 @@ public enum EndpointOption {
         DURATION, SIZE, STRING
     }
 
-    private static final List<String> PROVIDERS = List.of("ucx", "ucx-ffm", "ucx-jucx", "verbs");
-    private static final List<String> WIRES = List.of("framed", "raw");
+    /** The values of keyword options. */
+    private static final Map<EndpointOption, List<String>> KEYWORDS = Map.of(
+            PROVIDER, List.of("ucx", "ucx-ffm", "ucx-jucx", "verbs"), WIRE, List.of("framed", "raw"),
+            TLS, List.of("false", "true"),
+            TLS_CLIENT_AUTH, List.of("none", "optional", "required"), TLS_MIN_VERSION, List.of("1.3", "1.2"));
 
     private final String key;
     private final Type type;
@@ -136,12 +165,10 @@ public enum EndpointOption {
                     yield text;
                 }
                 String v = text.trim().toLowerCase(Locale.ROOT);
-                if (this == PROVIDER && !PROVIDERS.contains(v)) {
-                    throw new IllegalArgumentException("unknown provider '" + text + "': expected one of "
-                            + PROVIDERS);
-                }
-                if (this == WIRE && !WIRES.contains(v)) {
-                    throw new IllegalArgumentException("unknown wire '" + text + "': expected one of " + WIRES);
+                List<String> keywords = KEYWORDS.get(this);
+                if (keywords != null && !keywords.contains(v)) {
+                    throw new IllegalArgumentException("unknown " + key + " '" + text + "': expected one of "
+                            + keywords);
                 }
                 yield v;
             }
@@ -150,7 +177,9 @@ public enum EndpointOption {
 
     /** File and variable names are taken as written; the other strings are keywords, matched in any case. */
     private boolean keepsCase() {
-        return this == SECRET_FILE || this == SECRET_ENV;
+        return this == SECRET_FILE || this == SECRET_ENV || this == TLS_CERT || this == TLS_KEY
+                || this == TLS_KEY_STORE || this == TLS_KEY_STORE_PASSWORD_FILE || this == TLS_KEY_STORE_PASSWORD_ENV
+                || this == TLS_TRUST;
     }
 
     String format(Object value) {

@@ -1,15 +1,25 @@
 package io.rdmacomm.testkit;
 
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * A second JVM for tests that need a real peer process: the running JVM's {@code java} with this JVM's class path,
  * and the flags and environment the launchers in {@code bin/} give the binaries, so the child behaves (and prints)
- * as a user's would.
+ * as a user's would. {@link #of(Path, List, Class, List)} starts another installed JDK instead.
  */
 public final class ChildJvm {
+    private static final Path JVMS = Path.of("/usr/lib/jvm");
+    private static final Pattern JAVA_VERSION = Pattern.compile("(?m)^JAVA_VERSION=\"(\\d+)");
+
     private ChildJvm() {
     }
 
@@ -20,13 +30,56 @@ public final class ChildJvm {
 
     /** The same with extra JVM options (system properties, heap size) before the main class. */
     public static ProcessBuilder of(List<String> jvmOptions, Class<?> main, List<String> args) {
+        return of(Path.of(System.getProperty("java.home")), Runtime.version().feature(), jvmOptions,
+                System.getProperty("java.class.path"), main, args);
+    }
+
+    /**
+     * A process builder for {@code main} on the JDK at {@code javaHome} (e.g. {@link #installedJdk}) with the given
+     * class path, not started; the flags are those that JDK's version accepts.
+     */
+    public static ProcessBuilder of(Path javaHome, List<String> classPath, Class<?> main, List<String> args)
+            throws IOException {
+        return of(javaHome, featureVersion(javaHome), List.of(), String.join(File.pathSeparator, classPath), main,
+                args);
+    }
+
+    /** A JDK of feature version {@code feature} installed under /usr/lib/jvm, if any. */
+    public static Optional<Path> installedJdk(int feature) throws IOException {
+        if (!Files.isDirectory(JVMS)) {
+            return Optional.empty();
+        }
+        try (Stream<Path> homes = Files.list(JVMS)) {
+            return homes.sorted().filter(h -> Files.isExecutable(h.resolve("bin").resolve("java")))
+                    .filter(h -> {
+                        try {
+                            return featureVersion(h) == feature;
+                        } catch (IOException e) {
+                            return false;
+                        }
+                    }).findFirst();
+        }
+    }
+
+    /** The feature version of the JDK at {@code javaHome}, from its {@code release} file. */
+    static int featureVersion(Path javaHome) throws IOException {
+        Path release = javaHome.resolve("release");
+        Matcher m = JAVA_VERSION.matcher(Files.exists(release) ? Files.readString(release) : "");
+        if (!m.find()) {
+            throw new IOException(javaHome + " has no release file naming its JAVA_VERSION");
+        }
+        return Integer.parseInt(m.group(1));
+    }
+
+    private static ProcessBuilder of(Path javaHome, int feature, List<String> jvmOptions, String classPath,
+            Class<?> main, List<String> args) {
         List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        if (Runtime.version().feature() >= 22) {
+        command.add(javaHome.resolve("bin").resolve("java").toString());
+        if (feature >= 22) {
             // JUCX and the FFM binding load native code; JDK 22+ warns on stderr unless it is enabled explicitly
             command.add("--enable-native-access=ALL-UNNAMED");
         }
-        if (Runtime.version().feature() >= 23) {
+        if (feature >= 23) {
             // protobuf and gRPC's Netty (kvstore) use sun.misc.Unsafe; JDK 24+ warns on stderr unless allowed
             command.add("--sun-misc-unsafe-memory-access=allow");
         }
@@ -34,7 +87,7 @@ public final class ChildJvm {
         command.add("--add-exports=java.base/sun.nio.ch=ALL-UNNAMED");
         command.addAll(jvmOptions);
         command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
+        command.add(classPath);
         command.add(main.getName());
         command.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(command);

@@ -494,7 +494,7 @@ public abstract class CommunicatorContractTest {
         assertThrows(SocketTimeoutException.class, server::accept);
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         assertTrue(millis >= 250 && millis < 5000, "acceptTimeout=300ms, accept gave up after " + millis + " ms");
-        Harness.assertUsable(h.pair(server));
+        Harness.assertUsable(h.pairRetryingAccept(server));
     }
 
     @Test

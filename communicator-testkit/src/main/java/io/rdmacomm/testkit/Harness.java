@@ -8,6 +8,7 @@ import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import java.io.IOException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -105,6 +106,28 @@ final class Harness implements AutoCloseable {
     Pair pair(Communicator server, Object... clientOptions) throws Exception {
         Future<Communicator> accepted = async(() -> track(server.accept()));
         Communicator client = connect(server.endpoint(), clientOptions);
+        return new Pair(server, client, await(accepted));
+    }
+
+    /**
+     * As {@link #pair(Communicator, Object...)} for a server with a short {@code acceptTimeout}: the server's
+     * accept is retried after each timeout, as an application would, until {@link #WAIT} ends, so a client whose
+     * connect takes longer than one accept window (a cold UCX context on a loaded machine) still gets in.
+     */
+    Pair pairRetryingAccept(Communicator server) throws Exception {
+        long end = System.nanoTime() + WAIT.toNanos();
+        Future<Communicator> accepted = async(() -> {
+            while (true) {
+                try {
+                    return track(server.accept());
+                } catch (SocketTimeoutException e) {
+                    if (System.nanoTime() - end > 0) {
+                        throw e;
+                    }
+                }
+            }
+        });
+        Communicator client = connect(server.endpoint());
         return new Pair(server, client, await(accepted));
     }
 

@@ -5,8 +5,9 @@ import io.rdmacomm.api.Communicators;
 import java.nio.ByteBuffer;
 
 /**
- * The peer process of {@link PeerDeathContractTest}: connects, says so on stdout, then either writes forever
- * ({@code write}) or writes nothing and never reads ({@code sink}) until it is killed.
+ * The peer process of {@link PeerDeathContractTest} and {@link PeerSilenceContractTest}: connects, says so on
+ * stdout, then either writes forever ({@code write}) or writes nothing and never reads ({@code sink}) until it is
+ * killed.
  */
 public final class PeerDeathMain {
     private PeerDeathMain() {

@@ -2,10 +2,13 @@ package io.rdmacomm.gvirtus;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.support.Payloads;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
@@ -77,7 +80,7 @@ final class Wire {
                 }
             }
         }
-        String routine = new String(head.array(), 0, nul, StandardCharsets.UTF_8);
+        String routine = routineName(c, head.array(), nul);
         if (ended) {
             throw new EOFException("end of stream from " + c.peerName() + " in the input length (8 bytes) of "
                     + "request '" + routine + "': " + (head.position() - nul - 1) + " of 8 bytes arrived");
@@ -90,8 +93,7 @@ final class Wire {
             throw new CommunicatorException("request '" + routine + "' from " + c.peerName() + ": input length "
                     + Long.toUnsignedString(length) + " bytes exceeds maxInputBytes " + limits.maxInputBytes());
         }
-        byte[] input = new byte[(int) length];
-        fill(c, ByteBuffer.wrap(input), "the input (" + length + " bytes) of request '" + routine + "'", 0);
+        byte[] input = payload(c, (int) length, "the input (" + length + " bytes) of request '" + routine + "'");
         return Optional.of(new GVirtuSRequest(routine, input));
     }
 
@@ -121,8 +123,7 @@ final class Wire {
                     + Long.toUnsignedString(length) + " bytes exceeds maxOutputBytes " + limits.maxOutputBytes()
                     + " (exit code " + exitCode + ")");
         }
-        byte[] output = new byte[(int) length];
-        fill(c, ByteBuffer.wrap(output), "the output (" + length + " bytes) of the reply to " + what, 0);
+        byte[] output = payload(c, (int) length, "the output (" + length + " bytes) of the reply to " + what);
         return new GVirtuSResult(exitCode, elapsed, output);
     }
 
@@ -139,7 +140,34 @@ final class Wire {
         }
     }
 
+    /** Reads a payload the header declared, holding only what arrived ({@link Payloads}). */
+    private static byte[] payload(Communicator c, int length, String what) throws IOException {
+        byte[] b = Payloads.read(c, length);
+        if (b.length < length) {
+            throw new EOFException("end of stream from " + c.peerName() + " in " + what + ": " + b.length + " of "
+                    + length + " bytes arrived");
+        }
+        return b;
+    }
+
     /** Up to {@value #PREVIEW_BYTES} bytes for an error message: printable ASCII as is, the rest as \xNN. */
+    /**
+     * The routine name in the first {@code length} bytes, which must be UTF-8: a lenient decoding would turn bad bytes
+     * into U+FFFD and name a routine the peer never asked for (found by {@code GVirtuSRequestFuzzTest}).
+     */
+    private static String routineName(Communicator c, byte[] bytes, int length) throws CommunicatorException {
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes, 0, length))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new CommunicatorException("request from " + c.peerName() + ": its routine name is not UTF-8: "
+                    + preview(bytes, length));
+        }
+    }
+
     static String preview(byte[] bytes, int n) {
         StringBuilder sb = new StringBuilder("'");
         for (int i = 0; i < Math.min(n, PREVIEW_BYTES); i++) {

@@ -103,6 +103,16 @@ class FramingTest {
     }
 
     @Test
+    void aRoutineNameThatIsNotUtf8IsRefusedNotReplacedByAnotherName() throws Exception {
+        // "ec", a byte that cannot start a UTF-8 sequence, "o", NUL, input length 0
+        ScriptedPeer peer = ScriptedPeer.reading("6563ff6f00" + "0000000000000000");
+        CommunicatorException e = assertThrows(CommunicatorException.class, () -> GVirtuSRequest.readFrom(peer.mock,
+                GVirtuSLimits.DEFAULT));
+        assertTrue(e.getMessage().startsWith("request from scripted-peer: its routine name is not UTF-8: "),
+                e.getMessage());
+    }
+
+    @Test
     void truncatedLengthSaysExpectedAndArrived() throws Exception {
         ScriptedPeer peer = ScriptedPeer.reading("6563686f00" + "0d0000");
         EOFException e = assertThrows(EOFException.class, () -> GVirtuSRequest.readFrom(peer.mock,

@@ -69,7 +69,7 @@ final class ControlService extends KvControlGrpc.KvControlImplBase {
                     TimeUnit.MILLISECONDS);
             return OpenSessionReply.newBuilder().setSessionId(s.id).setToken(s.token())
                     .setDataEndpoint(dataEndpoint).setMaxKeyBytes(config.maxKeyBytes())
-                    .setMaxValueBytes(config.maxValueBytes()).build();
+                    .setMaxValueBytes(config.maxValueBytes()).setValuesInline(config.inlineValues()).build();
         });
     }
 

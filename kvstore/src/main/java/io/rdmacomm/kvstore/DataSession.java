@@ -15,7 +15,9 @@ import org.slf4j.LoggerFactory;
  * closes. A GET puts the value from its pinned block into the client's buffer, a PUT gets it from the client's
  * buffer into a fresh block, each a one-sided operation issued by this thread on this connection, and only then
  * is the reply written (the contract's put and get return once the bytes are placed, so a reply never overtakes
- * its value). Whatever happens to the connection, every pin and reserved block is given back.
+ * its value). With inline values ({@link ValueTransfer}) this thread writes a GET's value after the reply from the
+ * pinned block and reads a PUT's value from the connection into the fresh block. Whatever happens to the
+ * connection, every pin and reserved block is given back.
  */
 final class DataSession implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(DataSession.class);
@@ -29,6 +31,11 @@ final class DataSession implements Runnable {
     private final Key.Probe key = new Key.Probe(DataWire.MAX_KEY);
     private final ByteBuffer keyBytes = ByteBuffer.wrap(key.array());
     private final ByteBuffer pool;
+    private final boolean inline;
+    /** A GET's pinned value to write after the reply (inline values), or null. */
+    private Store.Value outgoing;
+    /** Where a refused inline PUT's value goes; allocated at the first refusal. */
+    private ByteBuffer discarded;
     private volatile boolean attached;
 
     DataSession(Communicator peer, Store store, Sessions sessions, KvServerConfig config) {
@@ -37,6 +44,7 @@ final class DataSession implements Runnable {
         this.sessions = sessions;
         this.config = config;
         this.pool = store.view();
+        this.inline = config.inlineValues();
     }
 
     @Override
@@ -124,16 +132,14 @@ final class DataSession implements Runnable {
             int keyLength = request.getShort() & 0xffff;
             int length = request.getInt();
             long offset = request.getLong();
-            keyBytes.clear().limit(keyLength);
-            try {
-                peer.readFully(keyBytes);
-            } catch (EOFException e) {
-                throw new EOFException("the client closed in the middle of a request");
-            }
+            readRest(keyBytes.clear().limit(keyLength));
             key.set(keyLength);
             reply.clear();
             if (keyLength == 0 || keyLength > config.maxKeyBytes()) {
                 refuse(KvException.Code.BAD_KEY, 0);
+                if (op == DataWire.PUT) {
+                    discardInline(Integer.toUnsignedLong(length));
+                }
             } else {
                 switch (op) {
                     case DataWire.GET -> get(session.buffer(), Integer.toUnsignedLong(length), offset);
@@ -142,8 +148,24 @@ final class DataSession implements Runnable {
                     default -> refuse(KvException.Code.BAD_REQUEST, 0);
                 }
             }
+            respond();
+        }
+    }
+
+    /** Writes the reply and, inline, the GET's value after it; the value's pin ends once it is sent. */
+    private void respond() throws IOException {
+        Store.Value v = outgoing;
+        outgoing = null;
+        try {
             peer.write(reply.flip());
+            if (v != null) {
+                peer.write(store.slice(pool, v.offset, v.length));
+            }
             peer.sync();
+        } finally {
+            if (v != null) {
+                store.unpin(v);
+            }
         }
     }
 
@@ -160,6 +182,9 @@ final class DataSession implements Runnable {
                 refuse(KvException.Code.BUFFER_TOO_SMALL, v.length);
             } else if (!fits(buffer, offset, v.length)) {
                 refuse(KvException.Code.BAD_REQUEST, 0);
+            } else if (inline) {
+                outgoing = v;
+                answer(DataWire.OK, v.length, v.version);
             } else {
                 peer.put(store.slice(pool, v.offset, v.length), buffer, offset);
                 answer(DataWire.OK, v.length, v.version);
@@ -168,7 +193,9 @@ final class DataSession implements Runnable {
             LOG.info("GET of {} into the buffer of {} refused: {}", key, peer.peerName(), e.getMessage());
             refuse(KvException.Code.TRANSFER_FAILED, 0);
         } finally {
-            store.unpin(v);
+            if (outgoing != v) {
+                store.unpin(v);
+            }
         }
     }
 
@@ -176,10 +203,12 @@ final class DataSession implements Runnable {
         store.puts.increment();
         if (length > config.maxValueBytes()) {
             refuse(KvException.Code.VALUE_TOO_LARGE, 0);
+            discardInline(length);
             return;
         }
         if (!fits(buffer, offset, length)) {
             refuse(KvException.Code.BAD_REQUEST, 0);
+            discardInline(length);
             return;
         }
         int block;
@@ -187,11 +216,17 @@ final class DataSession implements Runnable {
             block = store.reserve((int) length);
         } catch (KvException e) {
             refuse(e.code(), 0);
+            discardInline(length);
             return;
         }
         boolean installed = false;
         try {
-            peer.get(buffer, offset, store.slice(pool, block, (int) length));
+            ByteBuffer into = store.slice(pool, block, (int) length);
+            if (inline) {
+                readRest(into);
+            } else {
+                peer.get(buffer, offset, into);
+            }
             long version = store.install(key, block, (int) length);
             installed = true;
             answer(DataWire.OK, 0, version);
@@ -212,6 +247,28 @@ final class DataSession implements Runnable {
         } else {
             store.misses.increment();
             answer(KvException.Code.NOT_FOUND.wire(), 0, 0);
+        }
+    }
+
+    /** Reads the rest of a request: a client that closes in its middle is an error, not an end. */
+    private void readRest(ByteBuffer dst) throws IOException {
+        try {
+            peer.readFully(dst);
+        } catch (EOFException e) {
+            throw new EOFException("the client closed in the middle of a request");
+        }
+    }
+
+    /** Reads and drops the value of an inline PUT that was refused, so that the next request is read from its start. */
+    private void discardInline(long length) throws IOException {
+        if (!inline) {
+            return;
+        }
+        if (discarded == null) {
+            discarded = ByteBuffer.allocate(8192);
+        }
+        for (long left = length; left > 0; left -= discarded.limit()) {
+            readRest(discarded.clear().limit((int) Math.min(discarded.capacity(), left)));
         }
     }
 

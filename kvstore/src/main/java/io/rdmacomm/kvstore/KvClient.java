@@ -19,8 +19,9 @@ import java.util.Objects;
 /**
  * A session with a kv server: a control-plane connection ({@link #control()}) and a data connection with a
  * registered buffer. {@link #get} has the server put the value into that buffer and returns a view of it;
- * {@link #put} copies the value into the buffer and has the server get it from there. One operation at a time:
- * use one client per thread.
+ * {@link #put} copies the value into the buffer and has the server get it from there. When the server sends values
+ * inline ({@link ValueTransfer}), a GET's value is read from the data connection into the same buffer and a PUT's
+ * is written after the request. One operation at a time: use one client per thread.
  *
  * <pre>{@code
  * try (KvClient kv = KvClient.connect("127.0.0.1:50051", KvClient.Options.defaults())) {
@@ -75,15 +76,21 @@ public final class KvClient implements AutoCloseable {
     private final ByteBuffer buffer;
     private final ByteBuffer view;
     private final int maxKey;
+    private final boolean inline;
     private final ByteBuffer request;
     private final ByteBuffer reply = ByteBuffer.allocate(DataWire.REPLY_BYTES);
+    /** The operation in flight (0: none), its key and the length it named, for the refusal's message. */
+    private byte pendingOp;
+    private byte[] pendingKey;
+    private long pendingLength;
 
-    private KvClient(KvControlClient control, Communicator data, ByteBuffer buffer, int maxKey) {
+    private KvClient(KvControlClient control, Communicator data, ByteBuffer buffer, int maxKey, boolean inline) {
         this.control = control;
         this.data = data;
         this.buffer = buffer;
         this.view = buffer.asReadOnlyBuffer();
         this.maxKey = maxKey;
+        this.inline = inline;
         this.request = ByteBuffer.allocate(DataWire.REQUEST_BYTES + maxKey);
     }
 
@@ -107,7 +114,7 @@ public final class KvClient implements AutoCloseable {
             ByteBuffer buffer = ByteBuffer.allocateDirect((int) options.bufferBytes());
             MemoryRegion region = data.register(buffer, Access.readWrite());
             control.registerBuffer(session.getSessionId(), session.getToken(), region.descriptor().toBytes());
-            return new KvClient(control, data, buffer, session.getMaxKeyBytes());
+            return new KvClient(control, data, buffer, session.getMaxKeyBytes(), session.getValuesInline());
         } catch (IOException | RuntimeException e) {
             if (data != null) {
                 try {
@@ -174,20 +181,8 @@ public final class KvClient implements AutoCloseable {
      * @throws KvException BUFFER_TOO_SMALL, VALUE_TOO_LARGE, POOL_FULL, BAD_KEY, ...
      */
     public long put(byte[] key, ByteBuffer value) throws IOException {
-        int n = value.remaining();
-        if (n > buffer.capacity()) {
-            throw new KvException(KvException.Code.BUFFER_TOO_SMALL, "value of " + n + " bytes does not fit the"
-                    + " client's buffer of " + buffer.capacity() + " bytes (--buffer)");
-        }
-        buffer.put(0, value, value.position(), n);
-        call(DataWire.PUT, key, n);
-        int status = reply.get() & 0xff;
-        reply.position(8);
-        long version = reply.getLong();
-        if (status != DataWire.OK) {
-            throw refusal(status, key, n);
-        }
-        return version;
+        startPut(key, value);
+        return finishPut();
     }
 
     public long put(byte[] key, byte[] value) throws IOException {
@@ -201,25 +196,74 @@ public final class KvClient implements AutoCloseable {
      * @throws KvException NOT_FOUND if the key is not stored; BUFFER_TOO_SMALL if the value exceeds the buffer
      */
     public ByteBuffer get(byte[] key) throws IOException {
-        call(DataWire.GET, key, buffer.capacity());
-        int status = reply.get() & 0xff;
+        startGet(key);
+        return finishGet();
+    }
+
+    /**
+     * Sends a PUT without waiting for its answer: {@link #finishPut()} waits and returns what {@link #put} would.
+     * With {@link #startGet} and {@link #finishGet()}, one thread can keep an operation in flight on each of several
+     * clients, as an event loop drives several connections; a client has at most one operation in flight.
+     *
+     * @throws IllegalStateException if an operation of this client is in flight
+     */
+    public void startPut(byte[] key, ByteBuffer value) throws IOException {
+        int n = value.remaining();
+        if (n > buffer.capacity()) {
+            throw new KvException(KvException.Code.BUFFER_TOO_SMALL, "value of " + n + " bytes does not fit the"
+                    + " client's buffer of " + buffer.capacity() + " bytes (--buffer)");
+        }
+        if (inline) {
+            send(DataWire.PUT, key, n);
+            data.write(value.duplicate());
+        } else {
+            buffer.put(0, value, value.position(), n);
+            send(DataWire.PUT, key, n);
+        }
+        flush(DataWire.PUT, key, n);
+    }
+
+    /** The answer to the PUT {@link #startPut} sent: its new version. */
+    public long finishPut() throws IOException {
+        int status = receive(DataWire.PUT);
+        reply.position(8);
+        long version = reply.getLong();
+        if (status != DataWire.OK) {
+            throw refusal(status, pendingKey, pendingLength);
+        }
+        return version;
+    }
+
+    /** Sends a GET without waiting for its answer (see {@link #startPut}). */
+    public void startGet(byte[] key) throws IOException {
+        send(DataWire.GET, key, buffer.capacity());
+        flush(DataWire.GET, key, buffer.capacity());
+    }
+
+    /** The answer to the GET {@link #startGet} sent: as {@link #get} returns it. */
+    public ByteBuffer finishGet() throws IOException {
+        int status = receive(DataWire.GET);
         reply.position(4);
         int length = reply.getInt();
         if (status != DataWire.OK) {
-            throw refusal(status, key, Integer.toUnsignedLong(length));
+            throw refusal(status, pendingKey, Integer.toUnsignedLong(length));
+        }
+        if (inline) {
+            data.readFully(buffer.clear().limit(length));
         }
         return view.clear().limit(length);
     }
 
     /** Deletes the key; false if it was not stored. */
     public boolean delete(byte[] key) throws IOException {
-        call(DataWire.DELETE, key, 0);
-        int status = reply.get() & 0xff;
+        send(DataWire.DELETE, key, 0);
+        flush(DataWire.DELETE, key, 0);
+        int status = receive(DataWire.DELETE);
         if (status == KvException.Code.NOT_FOUND.wire()) {
             return false;
         }
         if (status != DataWire.OK) {
-            throw refusal(status, key, 0);
+            throw refusal(status, pendingKey, 0);
         }
         return true;
     }
@@ -229,7 +273,11 @@ public final class KvClient implements AutoCloseable {
         return control.stats();
     }
 
-    private void call(byte op, byte[] key, int length) throws IOException {
+    /** Writes a request for {@code length} bytes at offset 0 of the buffer, unsynced. */
+    private void send(byte op, byte[] key, int length) throws IOException {
+        if (pendingOp != 0) {
+            throw new IllegalStateException("an operation of this client is in flight: finish it first");
+        }
         if (key.length == 0 || key.length > maxKey) {
             throw new KvException(KvException.Code.BAD_KEY, "key of " + key.length + " bytes: keys must have 1 to "
                     + maxKey + " bytes (the server's --max-key)");
@@ -237,10 +285,26 @@ public final class KvClient implements AutoCloseable {
         request.clear();
         request.put(op).put((byte) 0).putShort((short) key.length).putInt(length).putLong(0).put(key);
         data.write(request.flip());
+    }
+
+    /** Sends what was written: the request of {@code op} is in flight. */
+    private void flush(byte op, byte[] key, long length) throws IOException {
         data.sync();
+        pendingOp = op;
+        pendingKey = key;
+        pendingLength = length;
+    }
+
+    /** Reads the reply to the operation in flight, which must be {@code op}; returns its status. */
+    private int receive(byte op) throws IOException {
+        if (pendingOp != op) {
+            throw new IllegalStateException(pendingOp == 0 ? "no operation of this client is in flight"
+                    : "the operation in flight is not the one being finished");
+        }
+        pendingOp = 0;
         reply.clear();
         data.readFully(reply);
-        reply.flip();
+        return reply.flip().get() & 0xff;
     }
 
     private KvException refusal(int status, byte[] key, long length) {

@@ -41,6 +41,8 @@ public final class KvServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(KvServer.class);
     private static final Duration STOP_WAIT = Duration.ofSeconds(10);
     private static final long REGISTRATION_HEADROOM = 64L << 20;
+    /** How long a session's thread spins for the next request on rdma:// before it parks (unless busyPoll is set). */
+    static final String SESSION_SPIN = "10us";
 
     private final KvServerConfig config;
     private final Store store;
@@ -211,11 +213,19 @@ public final class KvServer implements AutoCloseable {
         }
     }
 
-    /** The endpoint to serve: maxRegistered raised to hold the pool on rdma://, where the pool is registered. */
-    private static Endpoint dataEndpoint(KvServerConfig config) {
+    /**
+     * The endpoint to serve. On rdma://, maxRegistered raised to hold the pool, which is registered there, and,
+     * unless set, busyPoll shortened to {@link #SESSION_SPIN}: each session's thread waits for its client's next
+     * request on the one worker all sessions share, and many threads spinning the transport's 50us each on a few
+     * cores leave the threads with work descheduled (see README.md, benchmarks).
+     */
+    static Endpoint dataEndpoint(KvServerConfig config) {
         Endpoint e = config.dataEndpoint();
         if (!e.scheme().equals("rdma")) {
             return e;
+        }
+        if (!e.isSet(EndpointOption.BUSY_POLL)) {
+            e = e.with(EndpointOption.BUSY_POLL, SESSION_SPIN);
         }
         long needed = config.memoryBytes() + REGISTRATION_HEADROOM;
         if (!e.isSet(EndpointOption.MAX_REGISTERED)) {

@@ -17,9 +17,10 @@ import java.util.Objects;
  * @param maxKeyBytes the longest key accepted (at most 65535)
  * @param maxSessions sessions served at once
  * @param attachTimeout how long a new session or data connection may take to attach
+ * @param valueTransfer how values move on the data plane
  */
 public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEndpoint, long memoryBytes,
-        long maxValueBytes, int maxKeyBytes, int maxSessions, Duration attachTimeout) {
+        long maxValueBytes, int maxKeyBytes, int maxSessions, Duration attachTimeout, ValueTransfer valueTransfer) {
 
     /** The largest pool: one direct buffer, offsets of 31 bits. */
     public static final long MAX_MEMORY = Integer.MAX_VALUE & -Allocator.ALIGN;
@@ -30,6 +31,7 @@ public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEnd
         Objects.requireNonNull(listenHost, "listenHost");
         Objects.requireNonNull(dataEndpoint, "dataEndpoint");
         Objects.requireNonNull(attachTimeout, "attachTimeout");
+        Objects.requireNonNull(valueTransfer, "valueTransfer");
         if (listenPort < 0 || listenPort > 65535) {
             throw new IllegalArgumentException("listen port " + listenPort + " is not 0 to 65535");
         }
@@ -54,19 +56,29 @@ public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEnd
         }
     }
 
-    /** Defaults for the rest: 1k keys, 64 MiB pool, 1 MiB values, 256 sessions, 10 s to attach. */
+    /** Defaults for the rest: 1k keys, 64 MiB pool, 1 MiB values, 256 sessions, 10 s to attach, AUTO transfer. */
     public static KvServerConfig of(String listenHost, int listenPort, Endpoint dataEndpoint) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, 64L << 20, 1L << 20, 1024, 256,
-                Duration.ofSeconds(10));
+                Duration.ofSeconds(10), ValueTransfer.AUTO);
     }
 
     public KvServerConfig withMemory(long bytes, long maxValue) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, bytes, maxValue, maxKeyBytes, maxSessions,
-                attachTimeout);
+                attachTimeout, valueTransfer);
     }
 
     public KvServerConfig withLimits(int maxKey, int sessions, Duration attach) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKey, sessions,
-                attach);
+                attach, valueTransfer);
+    }
+
+    public KvServerConfig withValueTransfer(ValueTransfer transfer) {
+        return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
+                maxSessions, attachTimeout, transfer);
+    }
+
+    /** Whether values travel inside the data plane's messages rather than one-sided. */
+    boolean inlineValues() {
+        return valueTransfer.inlineOn(dataEndpoint);
     }
 }

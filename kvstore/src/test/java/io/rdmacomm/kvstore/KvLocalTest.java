@@ -29,11 +29,12 @@ class KvLocalTest {
     private static final AtomicInteger NAMES = new AtomicInteger();
     private final List<AutoCloseable> open = new ArrayList<>();
     private KvServer server;
+    private ValueTransfer transfer = ValueTransfer.AUTO;
 
     private KvServer start(long memory, long maxValue, int maxSessions, Duration attach) throws IOException {
         Endpoint data = Endpoint.parse("local://kv-local-" + NAMES.incrementAndGet());
         server = KvServer.start(KvServerConfig.of("127.0.0.1", 0, data).withMemory(memory, maxValue)
-                .withLimits(64, maxSessions, attach));
+                .withLimits(64, maxSessions, attach).withValueTransfer(transfer));
         return server;
     }
 
@@ -109,6 +110,29 @@ class KvLocalTest {
         assertEquals(oneValue, server.stats().usedBytes(), "199 overwrites leave one value's block");
         writer.delete(bytes("k"));
         assertEquals(0, server.stats().usedBytes());
+    }
+
+    @Test
+    void oneThreadKeepsAnOperationInFlightOnEachOfSeveralClients() throws Exception {
+        start();
+        KvClient a = client(1 << 16);
+        KvClient b = client(1 << 16);
+        a.startPut(bytes("a"), ByteBuffer.wrap(bytes("one")));
+        b.startPut(bytes("b"), ByteBuffer.wrap(bytes("two")));
+        assertThrows(IllegalStateException.class, () -> a.startGet(bytes("a")), "a second operation in flight");
+        long vb = b.finishPut();
+        long va = a.finishPut();
+        assertTrue(va > 0 && vb > 0 && va != vb, "versions " + va + ", " + vb);
+        assertThrows(IllegalStateException.class, a::finishGet, "nothing in flight");
+        b.startGet(bytes("a"));
+        a.startGet(bytes("b"));
+        assertArrayEquals(bytes("two"), array(a.finishGet()));
+        assertThrows(IllegalStateException.class, b::finishPut, "the GET is in flight, not a PUT");
+        assertArrayEquals(bytes("one"), array(b.finishGet()));
+        a.startGet(bytes("nope"));
+        KvException missing = assertThrows(KvException.class, a::finishGet);
+        assertEquals("no such key 'nope'", missing.getMessage());
+        assertEquals(2, server.stats().keys());
     }
 
     @Test
@@ -263,6 +287,48 @@ class KvLocalTest {
         assertEquals(DataWire.OK, reply.get(0));
         assertArrayEquals(bytes("still fine"), client(4096).control().get(bytes("k")));
         raw.close();
+    }
+
+    @Test
+    void inlineValuesFollowTheirMessagesAndARefusedPutsValueIsSkipped() throws Exception {
+        transfer = ValueTransfer.INLINE;
+        start(1 << 20, 64 << 10, 64, Duration.ofSeconds(10));
+        Communicator raw = rawSession(ByteBuffer.allocateDirect(4096));
+        ByteBuffer reply = ByteBuffer.allocate(DataWire.REPLY_BYTES);
+        raw.write(request(DataWire.PUT, "k", 10));
+        raw.write(ByteBuffer.wrap(bytes("inline!!!!")));
+        raw.sync();
+        raw.readFully(reply);
+        assertEquals(DataWire.OK, reply.get(0));
+        for (String refused : List.of("x".repeat(65), "k")) { // a key over --max-key; a PUT past the 4k buffer
+            raw.write(request(DataWire.PUT, refused, refused.length() > 1 ? 3000 : 5000));
+            raw.write(ByteBuffer.allocate(refused.length() > 1 ? 3000 : 5000));
+            raw.sync();
+            raw.readFully(reply.clear());
+            assertTrue(reply.get(0) != DataWire.OK, "refused " + reply.get(0));
+        }
+        raw.write(request(DataWire.GET, "k", 4096));
+        raw.sync();
+        raw.readFully(reply.clear());
+        assertEquals(DataWire.OK, reply.get(0), "the next request is read from its start");
+        ByteBuffer value = ByteBuffer.allocate(reply.getInt(4));
+        raw.readFully(value);
+        assertArrayEquals(bytes("inline!!!!"), value.array(), "the value follows the reply");
+        raw.close();
+
+        KvClient kv = client(128 << 10);
+        assertArrayEquals(bytes("inline!!!!"), array(kv.get(bytes("k"))));
+        assertEquals(KvException.Code.VALUE_TOO_LARGE, assertThrows(KvException.class,
+                () -> kv.put(bytes("big"), new byte[(64 << 10) + 1])).code());
+        KvClient small = client(4096);
+        assertEquals(KvException.Code.NOT_FOUND, assertThrows(KvException.class,
+                () -> small.get(bytes("k2"))).code());
+        kv.put(bytes("k2"), new byte[5000]);
+        assertEquals(KvException.Code.BUFFER_TOO_SMALL, assertThrows(KvException.class,
+                () -> small.get(bytes("k2"))).code());
+        assertArrayEquals(bytes("inline!!!!"), array(small.get(bytes("k"))), "no value bytes followed the refusal");
+        assertEquals(5000, kv.get(bytes("k2")).remaining());
+        assertEquals(2, server.stats().keys());
     }
 
     @Test

@@ -3,13 +3,13 @@ package io.rdmacomm.session;
 import io.rdmacomm.api.Access;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.support.Payloads;
 import io.rdmacomm.session.routine.Routine;
 import io.rdmacomm.session.routine.RoutineException;
 import io.rdmacomm.session.routine.RoutineRegistry;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
@@ -38,8 +38,6 @@ final class CallHandler implements ExchangeHandler {
     static final int EXIT_FAILED = 2;
     private static final Logger LOG = LoggerFactory.getLogger(CallHandler.class);
 
-    /** The first allocation for a routine input; it grows by doubling as bytes arrive. */
-    static final int INPUT_CHUNK = 64 * 1024;
     private static final AtomicInteger THREADS = new AtomicInteger();
 
     private final RoutineRegistry routines;
@@ -140,18 +138,10 @@ final class CallHandler implements ExchangeHandler {
 
     /** The whole input, held only as far as it arrived; null when the stream ended first (the client was told). */
     private static byte[] readInput(Communicator peer, int length) throws IOException {
-        byte[] input = new byte[Math.min(length, INPUT_CHUNK)];
-        int have = 0;
-        while (have < length) {
-            if (have == input.length) {
-                input = Arrays.copyOf(input, (int) Math.min(length, 2L * input.length));
-            }
-            int n = peer.read(ByteBuffer.wrap(input, have, input.length - have));
-            if (n < 0) {
-                HandlerSupport.reportTruncated(peer, "CALL input", have, length);
-                return null;
-            }
-            have += n;
+        byte[] input = Payloads.read(peer, length);
+        if (input.length < length) {
+            HandlerSupport.reportTruncated(peer, "CALL input", input.length, length);
+            return null;
         }
         return input;
     }

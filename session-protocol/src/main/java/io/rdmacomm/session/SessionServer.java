@@ -23,7 +23,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Accepts peers on one endpoint and serves each session in its own thread, at most {@code maxSessions} at once
+ * Accepts peers on one endpoint and serves each session in its own thread (virtual where the JDK makes that safe:
+ * {@link SessionThreads}), at most {@code maxSessions} at once
  * (further peers are answered {@link SessionStatus#BUSY}). {@link #stop()} may be called from any thread; it
  * ends {@link #run()}, which closes every session and waits for their threads before it returns.
  */
@@ -39,6 +40,7 @@ public final class SessionServer implements AutoCloseable {
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final Set<Thread> timerThreads = ConcurrentHashMap.newKeySet();
     private final AtomicInteger sessionCount = new AtomicInteger();
+    private final SessionThreads sessionThreads = SessionThreads.forThisJvm();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean stopping;
 
@@ -115,7 +117,8 @@ public final class SessionServer implements AutoCloseable {
         }
         sessions.add(peer);
         threads.removeIf(t -> !t.isAlive());
-        Thread thread = new Thread(() -> serve(peer), "servercomm-session-" + sessionCount.incrementAndGet());
+        Thread thread = sessionThreads.newThread(() -> serve(peer),
+                "servercomm-session-" + sessionCount.incrementAndGet());
         threads.add(thread);
         thread.start();
     }

@@ -11,6 +11,7 @@ import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.support.Payloads;
 import io.rdmacomm.collectives.PeerGroup;
 import io.rdmacomm.session.routine.RoutineRegistry;
 import io.rdmacomm.session.routine.StallRoutine;
@@ -79,7 +80,7 @@ class SessionLimitsTest {
         ArgumentCaptor<ByteBuffer> reads = ArgumentCaptor.forClass(ByteBuffer.class);
         verify(peer.communicator(), atLeastOnce()).read(reads.capture());
         for (ByteBuffer b : reads.getAllValues()) {
-            assertTrue(b.capacity() <= CallHandler.INPUT_CHUNK, "a read into " + b.capacity() + " bytes");
+            assertTrue(b.capacity() <= Payloads.FIRST_CHUNK, "a read into " + b.capacity() + " bytes");
         }
     }
 

@@ -3,11 +3,12 @@ package io.rdmacomm.rdma;
 import java.nio.ByteBuffer;
 
 /**
- * ACK: the peer processed an ANNOUNCE or a REVOKE of a region, or a CLOSE (region id 0).
+ * ACK: the peer processed an ANNOUNCE or a REVOKE of a region, a CLOSE (region id 0), or placed a put
+ * (PUT_PLACED; the region id field carries the put's sequence number).
  *
  * <pre>
  * offset 0  u8  type 11
- *        1  u8  the acknowledged type: ANNOUNCE 9, REVOKE 10 or CLOSE 8
+ *        1  u8  the acknowledged type: ANNOUNCE 9, REVOKE 10, CLOSE 8 or PUT_PLACED 16
  *        2  u32 region id (0 for CLOSE)
  * </pre>
  */
@@ -29,9 +30,9 @@ final class AckMessage {
         Wire.requireLength(m, TYPE, LENGTH);
         byte acknowledged = acknowledged(m);
         if (acknowledged != AnnounceMessage.TYPE && acknowledged != RevokeMessage.TYPE
-                && acknowledged != CloseMessage.TYPE) {
+                && acknowledged != CloseMessage.TYPE && acknowledged != PutPlacedMessage.TYPE) {
             throw new MalformedMessageException(TYPE, "acknowledged type " + acknowledged
-                    + ", expected ANNOUNCE 9, REVOKE 10 or CLOSE 8");
+                    + ", expected ANNOUNCE 9, REVOKE 10, CLOSE 8 or PUT_PLACED 16");
         }
         if (acknowledged == CloseMessage.TYPE && regionId(m) != 0) {
             throw new MalformedMessageException(TYPE, "region id " + regionId(m) + " with CLOSE, expected 0");

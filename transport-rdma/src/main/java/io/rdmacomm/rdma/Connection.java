@@ -3,13 +3,18 @@ package io.rdmacomm.rdma;
 import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.HandshakeException;
 import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.support.Liveness;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RdmaNode;
 import java.io.IOException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -36,8 +41,15 @@ final class Connection implements ChannelHandler {
     private final Sender sender;
     private final PeerMemory memory;
     private final AtomicBoolean closing = new AtomicBoolean();
+    private volatile RdmaNode node;
+    private volatile SocketChannel socket;
+    private volatile boolean socketWatched;
     private volatile ByteBuffer peerHello;
     private volatile boolean closeAcked;
+    /** Counts the peer's messages after its HELLO, for the liveness thread; written by the provider's thread. */
+    private volatile long received;
+    private final ByteBuffer heartbeat = ByteBuffer.allocate(HeartbeatMessage.LENGTH);
+    private volatile Liveness.Watching liveness;
     private final BooleanSupplier helloOrFailure = this::helloArrived;
     private final BooleanSupplier closeAckedOrFailure;
 
@@ -49,8 +61,33 @@ final class Connection implements ChannelHandler {
         this.closeAckedOrFailure = () -> closeAcked || link.failure() != null;
     }
 
-    void attach(RdmaChannel ch) {
-        link.attach(ch);
+    /** Takes the provider channel whose handler this connection is, on {@code node} (one reference, released by close). */
+    void attach(RdmaChannel ch, RdmaNode node) {
+        this.node = node;
+        link.attach(ch, node);
+    }
+
+    /** The bootstrap socket, closed with the connection. */
+    void bootstrapSocket(SocketChannel socket) {
+        this.socket = socket;
+    }
+
+    /** From now on the end of the bootstrap socket fails the connection (see {@link #onLost}). */
+    void watchBootstrapSocket() throws IOException {
+        BootstrapWatch.get().watch(socket, peerName(), this::onLost);
+        socketWatched = true;
+    }
+
+    /** Both sides use {@code size} for their receive rings, as agreed in the bootstrap. */
+    void agreeRingSize(int size) {
+        link.ringSize = size;
+    }
+
+    /** The bootstrap socket ended: the peer is gone unless it closed the stream first (then the socket's end follows). */
+    void onLost(IOException cause) {
+        if (!link.peerClosed()) {
+            link.fail(cause);
+        }
     }
 
     String peerName() {
@@ -77,17 +114,22 @@ final class Connection implements ChannelHandler {
             throw new CommunicatorException("handshake with " + peerName() + " at " + link.endpoint + " failed: "
                     + link.failure().getMessage(), link.failure());
         }
-        sender.setUp(HelloMessage.ring(peerHello, peerName() + " (" + link.endpoint + ")"));
-        link.established();
+        sender.setUp(agreedRing(HelloMessage.ring(peerHello, peerName() + " (" + link.endpoint + ")")));
+        established();
     }
 
-    /** Makes {@code t} (the server's handshake thread) woken by this connection's events. */
-    void watch(Thread t) {
-        link.watch(t);
+    /** Makes {@code w} (waking the server's bootstrap thread) run on this connection's events, or none if null. */
+    void watch(Runnable w) {
+        link.watch(w);
     }
 
-    void unwatch(Thread t) {
-        link.watch(null);
+    /** The peer's ring, if it has the size both sides agreed on in the bootstrap. */
+    private RegionDescriptor agreedRing(RegionDescriptor ring) throws HandshakeException {
+        if (ring.length() != link.ringSize) {
+            throw new HandshakeException("handshake from " + peerName() + ": a receive ring of " + ring.length()
+                    + " bytes, not the " + link.ringSize + " agreed in the bootstrap");
+        }
+        return ring;
     }
 
     boolean helloArrived() {
@@ -100,16 +142,60 @@ final class Connection implements ChannelHandler {
             throw new CommunicatorException("connection from " + peerName() + " failed before its handshake: "
                     + link.failure().getMessage(), link.failure());
         }
-        RegionDescriptor peerRing = HelloMessage.ring(peerHello, peerName());
+        RegionDescriptor peerRing = agreedRing(HelloMessage.ring(peerHello, peerName()));
         receiver.setUp();
         sender.setUp(peerRing);
         sendHello();
-        link.established();
+        established();
     }
 
     private void sendHello() {
         RegionDescriptor ring = receiver.ringDescriptor();
-        link.send(HelloMessage.encode(ByteBuffer.allocate(HelloMessage.length(ring)), ring));
+        link.send(HelloMessage.encode(ByteBuffer.allocate(HelloMessage.length(ring)), ring,
+                Liveness.heartbeatPeriod(link.livenessNanos)));
+    }
+
+    /** The handshake is done: heartbeats start when both sides asked for them (a liveness on each side). */
+    private void established() {
+        link.established();
+        long peerHeartbeat = HelloMessage.heartbeat(peerHello);
+        if (link.livenessNanos > 0 && peerHeartbeat > 0) {
+            liveness = Liveness.watch(new Watched(), link.livenessNanos, peerHeartbeat);
+            if (closing.get()) {
+                liveness.close();
+            }
+        }
+    }
+
+    /** This connection as the liveness thread sees it. */
+    private final class Watched implements Liveness.Peer {
+        @Override
+        public long received() {
+            return received;
+        }
+
+        @Override
+        public long sent() {
+            return sender.calls() + link.controlSent();
+        }
+
+        @Override
+        public void heartbeat() {
+            if (link.failure() == null && !link.isClosed()) {
+                link.send(HeartbeatMessage.encode(heartbeat));
+            }
+        }
+
+        @Override
+        public void silent(SocketTimeoutException cause) {
+            LOG.warn("{}: {}", link.endpoint, cause.getMessage());
+            link.fail(cause);
+        }
+
+        @Override
+        public String peerName() {
+            return link.peerName();
+        }
     }
 
     // ---- stream and remote memory --------------------------------------------------------------------------------
@@ -147,6 +233,7 @@ final class Connection implements ChannelHandler {
             link.wake();
             return;
         }
+        received++; // one writer, the provider's thread
         // messages are read by absolute index in big-endian order: a buffer of another order is viewed anew
         ByteBuffer m = message.order() == ByteOrder.BIG_ENDIAN ? message : message.duplicate();
         try {
@@ -198,6 +285,17 @@ final class Connection implements ChannelHandler {
                     memory.onAck(AckMessage.acknowledged(m), AckMessage.regionId(m));
                 }
             }
+            case GetRequestMessage.TYPE -> memory.onGetRequest(GetRequestMessage.decode(m));
+            case GetDoneMessage.TYPE -> memory.onGetDone(GetDoneMessage.decode(m));
+            case PutPlacedMessage.TYPE -> {
+                PutPlacedMessage.check(m);
+                link.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), PutPlacedMessage.TYPE,
+                        PutPlacedMessage.seq(m)));
+            }
+            case HeartbeatMessage.TYPE -> {
+                HeartbeatMessage.check(m);
+                return; // counted on arrival; it changes nothing a waiter waits for
+            }
             default -> throw new MalformedMessageException(type, "unknown message type " + type);
         }
         link.wake();
@@ -218,8 +316,13 @@ final class Connection implements ChannelHandler {
         if (!closing.compareAndSet(false, true)) {
             return;
         }
+        Liveness.Watching w = liveness;
+        if (w != null) {
+            w.close();
+        }
         RdmaChannel ch = link.channel();
-        if (link.isEstablished() && !sender.isWriting() && link.failure() == null) {
+        // a peer that sent CLOSE has closed its whole side and reads nothing more: no CLOSE of ours to wait for
+        if (link.isEstablished() && !sender.isWriting() && link.failure() == null && !link.peerClosed()) {
             try {
                 long bound = link.readTimeoutNanos > 0 ? link.readTimeoutNanos : CLOSE_FLUSH_DEFAULT_NANOS;
                 long deadline = System.nanoTime() + bound;
@@ -240,6 +343,7 @@ final class Connection implements ChannelHandler {
         if (ch != null) {
             ch.close();
         }
+        closeSocket();
         memory.releaseAll();
         sender.release();
         RegistrationCache cache = link.cache();
@@ -247,5 +351,25 @@ final class Connection implements ChannelHandler {
             cache.close();
         }
         receiver.release();
+        RdmaNode n = node;
+        if (n != null) {
+            n.close();
+        }
+    }
+
+    private void closeSocket() {
+        SocketChannel s = socket;
+        if (s == null) {
+            return;
+        }
+        if (socketWatched) {
+            BootstrapWatch.get().unwatch(s);
+            return;
+        }
+        try {
+            s.close();
+        } catch (IOException e) {
+            LOG.debug("{}: closing the bootstrap socket: {}", link.endpoint, e.toString());
+        }
     }
 }

@@ -7,11 +7,12 @@ import io.rdmacomm.api.Units;
 import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RdmaNode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.net.SocketTimeoutException;
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * What the parts of one connection share: its settings, the provider channel, the connection's state (failed,
@@ -20,25 +21,30 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class Link implements Waiter.Poller {
     final Endpoint endpoint;
-    final int ringSize;
+    /** This side's receive ring; a connection agrees on one size for both rings in its bootstrap. */
+    volatile int ringSize;
     final int zeroCopyThreshold;
     /** Whether zeroCopyThreshold was set: reads then advertise whatever the provider says. */
     final boolean zeroCopyRequested;
     /** The read timeout in nanoseconds; 0 waits without limit. */
     final long readTimeoutNanos;
     final long handshakeTimeoutNanos;
+    /** How long the peer may be silent before the connection fails; 0: liveness is off. */
+    final long livenessNanos;
     final Budget budget;
     final Waiter waiter;
 
     private volatile RdmaChannel channel;
+    private volatile RdmaNode node;
     private RegistrationCache cache;
     private volatile IOException failure;
     private volatile boolean established;
     private volatile boolean closed;
     /** The peer's final stream position once its CLOSE arrived, else -1. */
     private volatile long peerFinalPosition = -1;
-    /** A thread outside the connection's calls that its events wake too (the server's handshake thread). */
-    private volatile Thread watcher;
+    private volatile long controlSent;
+    /** Woken by the connection's events too, outside its calls (the server's bootstrap thread), or null. */
+    private volatile Runnable watcher;
     /** Completion of control messages: only a failure matters. */
     private final Completion failOnError = new Completion() {
         @Override
@@ -58,6 +64,7 @@ final class Link implements Waiter.Poller {
         this.zeroCopyRequested = endpoint.isSet(EndpointOption.ZERO_COPY_THRESHOLD);
         this.readTimeoutNanos = endpoint.duration(EndpointOption.READ_TIMEOUT).toNanos();
         this.handshakeTimeoutNanos = endpoint.duration(EndpointOption.HANDSHAKE_TIMEOUT).toNanos();
+        this.livenessNanos = endpoint.duration(EndpointOption.LIVENESS).toNanos();
         this.budget = new Budget(endpoint.size(EndpointOption.MAX_REGISTERED));
         if (2L * ringSize > budget.limit()) {
             throw new IllegalArgumentException("bad endpoint '" + endpoint + "': ringSize "
@@ -69,9 +76,10 @@ final class Link implements Waiter.Poller {
                 () -> "with " + peerName() + " on " + endpoint);
     }
 
-    void attach(RdmaChannel ch) {
-        channel = ch;
+    void attach(RdmaChannel ch, RdmaNode n) {
+        node = n;
         cache = new RegistrationCache(ch, budget);
+        channel = ch;
     }
 
     RdmaChannel channel() {
@@ -146,39 +154,54 @@ final class Link implements Waiter.Poller {
         }
     }
 
-    /** The exception for {@code what} (e.g. {@code "read from 10.0.0.2:5000"}) failing with the connection. */
-    CommunicatorException failed(String what) {
-        return new CommunicatorException(what + " failed: " + failure.getMessage(), failure);
+    /**
+     * The exception for {@code what} (e.g. {@code "read from 10.0.0.2:5000"}) failing with the connection: a
+     * {@link SocketTimeoutException} when the peer went silent (liveness), else a {@link CommunicatorException}.
+     */
+    IOException failed(String what) {
+        String message = what + " failed: " + failure.getMessage();
+        if (failure instanceof SocketTimeoutException) {
+            SocketTimeoutException e = new SocketTimeoutException(message);
+            e.initCause(failure);
+            return e;
+        }
+        return new CommunicatorException(message, failure);
     }
 
     // ---- events --------------------------------------------------------------------------------------------------
 
-    /** Makes {@code t} woken by this connection's events too, or none if null. */
-    void watch(Thread t) {
-        watcher = t;
+    /** Makes {@code w} run on this connection's events too, or nothing if null. Must not block. */
+    void watch(Runnable w) {
+        watcher = w;
     }
 
     /** Wakes everyone waiting: call after publishing anything a waiting condition reads. */
     void wake() {
         waiter.wake();
-        Thread t = watcher;
-        if (t != null) {
-            LockSupport.unpark(t);
+        Runnable w = watcher;
+        if (w != null) {
+            w.run();
         }
     }
 
     /** Sends a control message; its failure fails the connection. */
     void send(ByteBuffer message) {
+        controlSent++; // racy between threads: a lost count only costs a heartbeat
         channel.send(message, failOnError);
+    }
+
+    /** Counts control messages sent, for the liveness thread. */
+    long controlSent() {
+        return controlSent;
     }
 
     @Override
     public boolean poll() {
-        return channel.poll();
+        return node.poll();
     }
 
     @Override
     public void pollingEnded() {
-        channel.pollingEnded();
+        node.pollingEnded();
     }
 }

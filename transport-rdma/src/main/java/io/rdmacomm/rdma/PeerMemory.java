@@ -7,6 +7,7 @@ import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.api.Units;
 import io.rdmacomm.api.support.Waiter;
+import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RemoteRegion;
@@ -26,6 +27,12 @@ import org.slf4j.LoggerFactory;
  * peer's ACK) and the peer's announced regions that put and get act on. A descriptor's key is
  * {@code u32 region id ‖ provider key}; put and get check the target's announcement (unknown or forged key,
  * bounds, access) and fail that operation alone.
+ *
+ * <p>Where the owner's provider withholds one-sided access (its descriptors carry no provider key: UCX on shared
+ * memory or tcp, which do not check remote bounds), puts still go through the channel's write, which that provider
+ * carries as a message its owner checks and places, and gets are served by the owner's engine: GET_REQ names the
+ * region by id, the owner checks bounds and REMOTE_READ against its own registration and writes the bytes into the
+ * requester's registered destination with GET_DONE as the write's notification, or answers GET_DONE refusing.
  */
 final class PeerMemory {
     private static final Logger LOG = LoggerFactory.getLogger(PeerMemory.class);
@@ -36,6 +43,10 @@ final class PeerMemory {
     private final Map<Integer, PeerRegion> peerRegions = new ConcurrentHashMap<>();
     /** ACKs of ANNOUNCE and REVOKE not collected yet, by {@link #ackKey}. */
     private final Set<Long> acks = ConcurrentHashMap.newKeySet();
+    /** Gets served by the owner's engine, waiting for its GET_DONE, by sequence number. */
+    private final Map<Integer, PendingGet> pendingGets = new ConcurrentHashMap<>();
+    private final AtomicInteger nextGetSeq = new AtomicInteger();
+    private final AtomicInteger nextPutSeq = new AtomicInteger();
 
     PeerMemory(Link link) {
         this.link = link;
@@ -200,8 +211,9 @@ final class PeerMemory {
     private void transfer(PeerRegion pr, long offset, ByteBuffer local, Access needed) throws IOException {
         int n = local.remaining();
         boolean put = needed == Access.REMOTE_WRITE;
+        boolean byOwner = !put && pr.provider.key().length == 0;
         RdmaChannel ch = link.channel();
-        RemoteRegion rr = pr.unpacked(ch);
+        RemoteRegion rr = byOwner ? null : pr.unpacked(ch);
         ByteBuffer bounce = null;
         if (!local.isDirect() || local.isReadOnly()) {
             bounce = ByteBuffer.allocateDirect(n);
@@ -211,19 +223,17 @@ final class PeerMemory {
         }
         ByteBuffer target = bounce != null ? bounce : local;
         RegistrationCache.Entry e = link.cache().acquire(target);
-        LocalRegion temp = e == null ? ch.register(target, Set.of()) : null;
+        // the cache registers for REMOTE_WRITE; so must a destination the owner writes into
+        LocalRegion temp = e == null ? ch.register(target, byOwner ? Set.of(Access.REMOTE_WRITE) : Set.of()) : null;
         try {
             LocalRegion lr = e != null ? e.region : temp;
             long localAddress = lr.address() + (bounce != null ? 0 : local.position());
             long remoteAddress = pr.announced.address() + offset;
-            OpCompletion done = new OpCompletion(link);
-            if (put) {
-                ch.write(lr, localAddress, rr, remoteAddress, n, null, done);
+            if (byOwner) {
+                getFromOwner(pr, offset, n, lr, localAddress);
             } else {
-                ch.read(rr, remoteAddress, lr, localAddress, n, done);
+                oneSidedTransfer(ch, put, pr, rr, lr, localAddress, remoteAddress, n);
             }
-            link.waiter.await(done.finishedOrFailed, Waiter.NO_DEADLINE, put ? "put" : "get");
-            done.check((put ? "put into " : "get from ") + pr.announced + " of " + link.peerName());
         } finally {
             if (e != null) {
                 link.cache().release(e);
@@ -238,6 +248,62 @@ final class PeerMemory {
         local.position(local.limit());
     }
 
+    /**
+     * A put or a one-sided get. A put into a region whose owner withholds one-sided access carries PUT_PLACED and
+     * returns once the owner acknowledged it: its provider delivers the notification only after it checked and
+     * placed the bytes, whereas the write's own completion says only that the message left.
+     */
+    private void oneSidedTransfer(RdmaChannel ch, boolean put, PeerRegion pr, RemoteRegion rr, LocalRegion lr,
+            long localAddress, long remoteAddress, int n) throws IOException {
+        OpCompletion done = new OpCompletion(link);
+        long placed = -1;
+        if (put) {
+            ByteBuffer note = null;
+            if (pr.provider.key().length == 0) {
+                int seq = nextPutSeq.incrementAndGet();
+                placed = ackKey(PutPlacedMessage.TYPE, seq);
+                note = PutPlacedMessage.encode(ByteBuffer.allocate(PutPlacedMessage.LENGTH), seq);
+            }
+            ch.write(lr, localAddress, rr, remoteAddress, n, note, done);
+        } else {
+            ch.read(rr, remoteAddress, lr, localAddress, n, done);
+        }
+        link.waiter.await(done.finishedOrFailed, Waiter.NO_DEADLINE, put ? "put" : "get");
+        done.check((put ? "put into " : "get from ") + pr.announced + " of " + link.peerName());
+        if (placed >= 0) {
+            long key = placed;
+            link.waiter.await(() -> acks.contains(key) || link.failure() != null, Waiter.NO_DEADLINE, "put");
+            if (!acks.remove(key)) {
+                throw new CommunicatorException("put into " + pr.announced + " of " + link.peerName() + " failed: "
+                        + link.failure().getMessage(), link.failure());
+            }
+        }
+    }
+
+    /** Asks the region's owner for the bytes (GET_REQ) and waits for its GET_DONE. */
+    private void getFromOwner(PeerRegion pr, long offset, int n, LocalRegion lr, long localAddress)
+            throws IOException {
+        int seq = nextGetSeq.incrementAndGet();
+        PendingGet pending = new PendingGet();
+        pendingGets.put(seq, pending);
+        try {
+            GetRequestMessage req = new GetRequestMessage(seq, pr.id, offset, n, localAddress, lr.descriptor());
+            link.send(req.encode(ByteBuffer.allocate(req.encodedLength())));
+            link.waiter.await(() -> pending.answered || link.failure() != null, Waiter.NO_DEADLINE, "get");
+        } finally {
+            pendingGets.remove(seq);
+        }
+        if (!pending.answered) {
+            throw new CommunicatorException("get from " + pr.announced + " of " + link.peerName() + " failed: "
+                    + link.failure().getMessage(), link.failure());
+        }
+        if (pending.refusal != null) {
+            throw new RemoteAccessException("get of " + n + " bytes at offset " + offset + " of region "
+                    + pr.announced + " refused by " + link.peerName() + ": " + pending.refusal);
+        }
+    }
+
+
     private PeerRegion resolve(RegionDescriptor remote) throws RemoteAccessException {
         byte[] key = remote.key();
         PeerRegion pr = key.length >= AnnounceMessage.KEY_ID_BYTES
@@ -251,6 +317,12 @@ final class PeerMemory {
 
     private void ackRevoke(int id) {
         link.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), RevokeMessage.TYPE, id));
+    }
+
+    /** A get the owner serves: its GET_DONE, once it arrived. */
+    private static final class PendingGet {
+        volatile String refusal;
+        volatile boolean answered;
     }
 
     /** A region the peer registered for this side. */
@@ -306,6 +378,73 @@ final class PeerMemory {
         if (ack) {
             ackRevoke(id);
         }
+    }
+
+    /**
+     * The peer asks for bytes of one of this side's regions (GET_REQ). This side checks what the peer's engine
+     * checked already (an honest peer never sends a request out of bounds), since a peer may bypass its engine:
+     * a refusal names region, offset, length and reason to the peer and is logged here; nothing is read. The
+     * connection stays up: nothing was touched, and a peer that wants to keep probing can reconnect anyway.
+     */
+    void onGetRequest(GetRequestMessage g) {
+        Region r = regions.get(g.regionId());
+        String refusal = null;
+        if (r == null) {
+            refusal = "no region " + g.regionId() + " is registered for this connection (never, or deregistered)";
+        } else if (!r.descriptor.access().contains(Access.REMOTE_READ)) {
+            refusal = "region " + g.regionId() + " is not registered for REMOTE_READ (" + r.descriptor.access() + ")";
+        } else if (g.offset() > r.descriptor.length() || g.length() > r.descriptor.length() - g.offset()) {
+            refusal = g.length() + " bytes at offset " + g.offset() + " lie outside region " + g.regionId() + " ("
+                    + r.descriptor.length() + " bytes)";
+        }
+        if (refusal != null) {
+            if (r == null) {
+                LOG.debug("{}: refused a get from {}: {}", link.endpoint, link.peerName(), refusal);
+            } else {
+                LOG.warn("{}: refused a get from {} that its engine would not have sent: {}", link.endpoint,
+                        link.peerName(), refusal);
+            }
+            link.send(GetDoneMessage.encodeRefused(g.seq(), refusal));
+            return;
+        }
+        RdmaChannel ch = link.channel();
+        RemoteRegion dst;
+        try {
+            dst = ch.unpack(g.registration());
+        } catch (IOException e) {
+            link.send(GetDoneMessage.encodeRefused(g.seq(), "the destination " + g.registration()
+                    + " is unusable: " + e.getMessage()));
+            return;
+        }
+        ByteBuffer note = GetDoneMessage.encodeDone(ByteBuffer.allocate(GetDoneMessage.REASON_OFFSET), g.seq());
+        ch.write(r.local, r.local.address() + g.offset(), dst, g.destination(), g.length(), note, new Completion() {
+            // holds the region (and its buffer) until the provider is done reading it
+            private final Region source = r;
+
+            @Override
+            public void completed() {
+                dst.close();
+            }
+
+            @Override
+            public void failed(IOException cause) {
+                dst.close();
+                link.fail(new CommunicatorException("serving a get of region " + source.id + " to "
+                        + link.peerName() + " failed: " + cause.getMessage(), cause));
+            }
+        });
+    }
+
+    /** The owner answered a GET_REQ; an answer to nothing pending (the getter gave up) is dropped. */
+    void onGetDone(GetDoneMessage d) {
+        PendingGet p = pendingGets.get(d.seq());
+        if (p == null) {
+            LOG.debug("{}: GET_DONE {} from {} answers no pending get", link.endpoint, d.seq(), link.peerName());
+            return;
+        }
+        p.refusal = d.refusal();
+        p.answered = true;
+        link.wake();
     }
 
     /** The peer acknowledged an ANNOUNCE or a REVOKE of region {@code id}. */

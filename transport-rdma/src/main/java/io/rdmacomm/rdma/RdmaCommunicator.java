@@ -7,42 +7,40 @@ import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.Units;
+import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.api.auth.AuthenticationException;
+import io.rdmacomm.api.auth.MutualAuthentication;
+import io.rdmacomm.api.auth.SharedSecret;
 import io.rdmacomm.rdma.spi.RdmaChannel;
-import io.rdmacomm.rdma.spi.RdmaListener;
+import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
 import io.rdmacomm.api.support.AbstractCommunicator;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
 import java.net.ConnectException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * An {@code rdma://} communicator. Differences from the contract: {@link #sync()} returns once the bytes are
  * placed in the peer's registered memory; a server completes handshakes on its own thread
- * ({@code rdmacomm-rdma-accept}), so a client's {@code connect()} does not wait for {@code accept()}.
+ * ({@code rdmacomm-rdma-accept}, see {@link BootstrapServer}), so a client's {@code connect()} does not wait for
+ * {@code accept()}.
  */
 public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicator.ConnectionLink> {
-    private static final Logger LOG = LoggerFactory.getLogger(RdmaCommunicator.class);
     private static final long ACCEPT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final RdmaProvider provider;
-    private volatile RdmaListener listener;
-    private volatile Thread acceptor;
-    private final ConcurrentLinkedQueue<Connection> arrived = new ConcurrentLinkedQueue<>();
-    private final LinkedBlockingQueue<Connection> ready = new LinkedBlockingQueue<>();
+    private volatile BootstrapServer bootstrap;
 
     RdmaCommunicator(Endpoint endpoint, RdmaProvider provider) {
         super(endpoint);
@@ -56,69 +54,14 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
 
     @Override
     protected Endpoint listen() throws IOException {
-        RdmaListener l;
+        BootstrapServer b;
         try {
-            l = provider.listen(endpoint().socketAddress(), this::arrived);
+            b = BootstrapServer.open(endpoint(), provider);
         } catch (IOException e) {
             throw new IOException("cannot serve " + endpoint() + ": " + e.getMessage(), e);
         }
-        listener = l;
-        Thread t = new Thread(this::handshakes, "rdmacomm-rdma-accept");
-        t.setDaemon(true);
-        acceptor = t;
-        t.start();
-        return endpoint().withPort(l.address().getPort());
-    }
-
-    private Connection arrived(RdmaChannel channel) {
-        Connection c = new Connection(endpoint());
-        c.attach(channel);
-        arrived.add(c);
-        Thread t = acceptor;
-        if (t != null) {
-            LockSupport.unpark(t);
-        }
-        return c;
-    }
-
-    /** The accept thread: completes server handshakes, dropping peers that fail or stay silent. */
-    private void handshakes() {
-        long timeout = endpoint().duration(EndpointOption.HANDSHAKE_TIMEOUT).toNanos();
-        List<Connection> pending = new ArrayList<>();
-        List<Long> deadlines = new ArrayList<>();
-        Thread me = Thread.currentThread();
-        while (isOpen()) {
-            for (Connection c; (c = arrived.poll()) != null;) {
-                c.watch(me);
-                pending.add(c);
-                deadlines.add(System.nanoTime() + timeout);
-            }
-            Iterator<Long> d = deadlines.iterator();
-            for (Iterator<Connection> it = pending.iterator(); it.hasNext();) {
-                Connection c = it.next();
-                long deadline = d.next();
-                if (c.helloArrived()) {
-                    it.remove();
-                    d.remove();
-                    c.unwatch(me);
-                    try {
-                        c.serverHandshake();
-                        ready.add(c);
-                    } catch (IOException | RuntimeException e) {
-                        LOG.warn("{}: dropped peer {}: {}", endpoint(), c.peerName(), e.getMessage());
-                        c.close();
-                    }
-                } else if (System.nanoTime() - deadline >= 0) {
-                    it.remove();
-                    d.remove();
-                    LOG.warn("{}: dropped peer {}: no handshake within {}", endpoint(), c.peerName(),
-                            Units.formatDuration(Duration.ofNanos(timeout)));
-                    c.close();
-                }
-            }
-            LockSupport.parkNanos(this, ACCEPT_SLICE_NANOS);
-        }
-        pending.forEach(Connection::close);
+        bootstrap = b;
+        return endpoint().withPort(b.port());
     }
 
     @Override
@@ -136,7 +79,7 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
             }
             Connection c;
             try {
-                c = ready.poll(wait, TimeUnit.NANOSECONDS);
+                c = bootstrap.ready.poll(wait, TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new InterruptedIOException("accept on " + endpoint() + " interrupted");
@@ -153,55 +96,142 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
         }
     }
 
+    /**
+     * The client side of the bootstrap: TCP connect, HELLO, WELCOME or REFUSE, then the provider channel and the
+     * engine's handshake over it, all within connectTimeout.
+     */
     @Override
     protected ConnectionLink dial() throws IOException {
         Duration timeout = endpoint().duration(EndpointOption.CONNECT_TIMEOUT);
         long deadline = System.nanoTime() + timeout.toNanos();
+        String peer = endpoint().authority();
+        SharedSecret secret = SharedSecret.of(endpoint()).orElse(null);
         Connection c = new Connection(endpoint());
+        SocketChannel socket = SocketChannel.open();
+        c.bootstrapSocket(socket);
         abortDialWith(c::close);
         try {
+            // the node first: making one (a UCP context on a cold JVM) can take seconds, which must not come out of
+            // the server's handshakeTimeout, counted from its accept
+            RdmaNode node = provider.node(localAddressTowards(endpoint().socketAddress()), RdmaChannel.Role.ACTIVE);
             RdmaChannel ch;
             try {
-                ch = provider.connect(endpoint().socketAddress(), timeout, c);
+                ch = node.newChannel(peer, c);
+            } catch (IOException | RuntimeException e) {
+                node.close();
+                throw e;
+            }
+            c.attach(ch, node);
+            try {
+                socket.socket().connect(endpoint().socketAddress(),
+                        (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
             } catch (ConnectException e) {
                 ConnectException named = new ConnectException("connect to " + endpoint() + " failed: "
                         + e.getMessage());
                 named.initCause(e);
                 throw named;
-            } catch (SocketTimeoutException e) {
-                SocketTimeoutException named = new SocketTimeoutException("connect to " + endpoint()
-                        + " timed out after " + Units.formatDuration(timeout));
-                named.initCause(e);
-                throw named;
             }
-            c.attach(ch);
+            socket.socket().setTcpNoDelay(true);
+            int ringSize = endpoint().intSize(EndpointOption.RING_SIZE);
+            ByteBuffer hello = new BootstrapHello(provider.name(), provider.wireFamily(), secret == null ? 0
+                    : BootstrapFrame.FLAG_AUTHENTICATION, node.address(), ch.localId(), ringSize).encode();
+            while (hello.hasRemaining()) {
+                socket.write(hello);
+            }
+            if (secret != null) {
+                MutualAuthentication.prove(secret, new AuthFrames(socket, deadline, peer), peer);
+            }
+            BootstrapWelcome w = welcome(socket, deadline, peer, ringSize);
+            c.agreeRingSize(w.ringSize());
+            c.watchBootstrapSocket();
+            ch.connect(w.nodeAddress(), w.channelId(), RdmaChannel.Role.ACTIVE, deadline);
             c.clientHandshake(deadline);
             return new ConnectionLink(c);
+        } catch (SocketTimeoutException e) {
+            c.close();
+            SocketTimeoutException named = new SocketTimeoutException("connect to " + endpoint()
+                    + " timed out after " + Units.formatDuration(timeout) + " (" + e.getMessage() + ")");
+            named.initCause(e);
+            throw named;
         } catch (IOException | RuntimeException e) {
             c.close();
             throw e;
         }
     }
 
+    /**
+     * The local address the system routes {@code peer} from (a connected UDP socket sends nothing), for the
+     * client's node; the wildcard address if there is no route.
+     */
+    private static InetAddress localAddressTowards(InetSocketAddress peer) {
+        try (DatagramSocket probe = new DatagramSocket()) {
+            probe.connect(peer);
+            return probe.getLocalAddress();
+        } catch (IOException | UncheckedIOException e) {
+            return new InetSocketAddress(0).getAddress();
+        }
+    }
+
+    /** The client's side of {@link MutualAuthentication} in AUTH frames; a REFUSE instead ends it with its reason. */
+    private record AuthFrames(SocketChannel socket, long deadline, String where)
+            implements MutualAuthentication.Exchange {
+        @Override
+        public void send(byte[] bytes) throws IOException {
+            ByteBuffer f = BootstrapFrame.frame(BootstrapFrame.AUTH, ByteBuffer.wrap(bytes));
+            while (f.hasRemaining()) {
+                socket.write(f);
+            }
+        }
+
+        @Override
+        public byte[] receive(int n) throws IOException {
+            BootstrapFrame f = new BootstrapFrame();
+            f.readBy(socket, deadline, where, "connectTimeout");
+            if (f.type() == BootstrapFrame.REFUSE) {
+                throw refused(BootstrapRefuse.decode(f.body(), where), where);
+            }
+            if (f.type() != BootstrapFrame.AUTH || f.body().remaining() != n) {
+                throw new HandshakeException("bootstrap from " + where + ": expected an AUTH message of " + n
+                        + " bytes, got type " + f.type() + " with " + f.body().remaining() + " bytes");
+            }
+            byte[] b = new byte[n];
+            f.body().get(b);
+            return b;
+        }
+    }
+
+    /** The exception for a server's REFUSE: an authentication mismatch says what to do about it. */
+    private static IOException refused(BootstrapRefuse r, String peer) {
+        return switch (r.code()) {
+            case BootstrapRefuse.AUTH_REQUIRED -> AuthenticationException.requiredBy("server " + peer);
+            case BootstrapRefuse.NO_SECRET -> AuthenticationException.noSecretAt("server " + peer);
+            default -> new HandshakeException("server " + peer + " refused the connection: " + r.reason());
+        };
+    }
+
+    /** Reads the server's answer: a WELCOME with a ring no larger than asked for, or the reason of a REFUSE. */
+    private static BootstrapWelcome welcome(SocketChannel socket, long deadline, String peer, int ringSize)
+            throws IOException {
+        BootstrapFrame f = new BootstrapFrame();
+        f.readBy(socket, deadline, peer, "connectTimeout");
+        switch (f.type()) {
+            case BootstrapFrame.WELCOME -> {
+                BootstrapWelcome w = BootstrapWelcome.decode(f.body(), peer);
+                if (w.ringSize() > ringSize) {
+                    throw new HandshakeException("bootstrap WELCOME from " + peer + ": ring size " + w.ringSize()
+                            + ", more than the " + ringSize + " asked for");
+                }
+                return w;
+            }
+            case BootstrapFrame.REFUSE -> throw refused(BootstrapRefuse.decode(f.body(), peer), peer);
+            default -> throw new HandshakeException("bootstrap from " + peer + ": expected WELCOME or REFUSE, got"
+                    + " type " + f.type());
+        }
+    }
+
     @Override
     protected void stopServing() {
-        listener.close();
-        Thread t = acceptor;
-        LockSupport.unpark(t);
-        try {
-            t.join(TimeUnit.SECONDS.toMillis(5));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (t.isAlive()) {
-            LOG.warn("{}: accept thread did not stop within 5 s", endpoint());
-        }
-        for (Connection r; (r = ready.poll()) != null;) {
-            r.close();
-        }
-        for (Connection r; (r = arrived.poll()) != null;) {
-            r.close();
-        }
+        bootstrap.close();
     }
 
     /** The RDMA provider this communicator runs on ({@code ucx-ffm}, {@code ucx-jucx}, {@code verbs}). */

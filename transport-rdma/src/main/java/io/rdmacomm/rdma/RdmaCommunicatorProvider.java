@@ -5,8 +5,10 @@ import io.rdmacomm.api.CommunicatorProvider;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.rdma.spi.RdmaProvider;
+import java.util.Iterator;
 import java.util.Map;
 import java.util.Optional;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,6 +22,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class RdmaCommunicatorProvider implements CommunicatorProvider {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaCommunicatorProvider.class);
+    /** Unloadable provider entries tolerated before the search gives up (a broken iterator could fail forever). */
+    private static final int MAX_UNLOADABLE = 16;
     static final String UCX = "ucx";
     static final String UCX_FFM = "ucx-ffm";
     static final String UCX_JUCX = "ucx-jucx";
@@ -95,9 +99,28 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
     }
 
     static Map<String, RdmaProvider> providers() {
+        return providers(ServiceLoader.load(RdmaProvider.class, RdmaProvider.class.getClassLoader()).iterator());
+    }
+
+    /**
+     * The providers {@code found} yields, by name. One that cannot be loaded is skipped with a warning rather than
+     * failing every rdma:// endpoint: a {@code ucx-ffm} jar built for JDK 22+ on a JDK 17 class path throws
+     * {@link UnsupportedClassVersionError} from the service loader's iterator.
+     */
+    static Map<String, RdmaProvider> providers(Iterator<RdmaProvider> found) {
         Map<String, RdmaProvider> byName = new TreeMap<>();
-        for (RdmaProvider p : ServiceLoader.load(RdmaProvider.class, RdmaProvider.class.getClassLoader())) {
-            byName.putIfAbsent(p.name(), p);
+        for (int failures = 0; failures <= MAX_UNLOADABLE; ) {
+            try {
+                if (!found.hasNext()) {
+                    break;
+                }
+                RdmaProvider p = found.next();
+                byName.putIfAbsent(p.name(), p);
+            } catch (ServiceConfigurationError | LinkageError e) {
+                failures++;
+                LOG.warn("an RDMA provider on the class path cannot be loaded by this JVM (Java {}), skipped: {}",
+                        Runtime.version().feature(), e.toString());
+            }
         }
         return byName;
     }

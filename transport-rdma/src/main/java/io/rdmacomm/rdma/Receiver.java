@@ -101,7 +101,7 @@ final class Receiver {
     }
 
     private int readRing(ByteBuffer dst) throws IOException {
-        long deadline = Waiter.deadlineAfter(link.readTimeoutNanos);
+        long deadline = Waiter.UNTIMED; // set by the first wait that reads the clock
         RegistrationCache.Entry entry = null;
         SocketTimeoutException timedOut = null;
         try {
@@ -134,7 +134,7 @@ final class Receiver {
                     }
                 }
                 try {
-                    link.waiter.await(readable, deadline, readWhat);
+                    deadline = link.waiter.awaitFor(readable, deadline, link.readTimeoutNanos, readWhat);
                 } catch (SocketTimeoutException e) {
                     if (!advertised) {
                         throw e;

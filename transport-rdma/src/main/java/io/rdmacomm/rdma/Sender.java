@@ -57,6 +57,8 @@ final class Sender {
     private long stagedFrom;
     private long stagedPos;
     private volatile boolean writing;
+    /** Counts write and sync calls, for the liveness thread: a change means the peer heard from us. */
+    private volatile long calls;
 
     private volatile long peerRingConsumed;
     private volatile long zeroCopyBytes;
@@ -121,6 +123,10 @@ final class Sender {
         return zeroCopyBytes;
     }
 
+    long calls() {
+        return calls;
+    }
+
     /** Whether a write or sync runs (close then leaves the staged bytes to it). */
     boolean isWriting() {
         return writing;
@@ -130,6 +136,7 @@ final class Sender {
 
     void write(ByteBuffer src) throws IOException {
         writing = true;
+        calls++;
         try {
             while (src.hasRemaining()) {
                 checkWritable();
@@ -141,7 +148,7 @@ final class Sender {
                 long free = peerRingSize - (ringWritten - peerRingConsumed);
                 if (free == 0) {
                     flushStaged();
-                    link.waiter.await(ringSpace, Waiter.deadlineAfter(link.readTimeoutNanos), writeWhat);
+                    link.waiter.awaitFor(ringSpace, Waiter.UNTIMED, link.readTimeoutNanos, writeWhat);
                     continue;
                 }
                 int off = (int) (ringWritten % peerRingSize);
@@ -249,8 +256,15 @@ final class Sender {
         try {
             checkWritable();
             flushStaged();
-            link.waiter.await(drained, Waiter.deadlineAfter(link.readTimeoutNanos), syncWhat);
-            checkWritable();
+            link.waiter.awaitFor(drained, Waiter.UNTIMED, link.readTimeoutNanos, syncWhat);
+            // every write is complete now; a peer that closed meanwhile (having read them, e.g. its last
+            // request) does not make this sync fail, as it did when the CLOSE overtook the last completion
+            if (link.isClosed()) {
+                throw new AsynchronousCloseException();
+            }
+            if (link.failure() != null) {
+                throw link.failed("write to " + link.peerName());
+            }
         } finally {
             writing = false;
         }

@@ -13,7 +13,8 @@ import java.util.HexFormat;
  * HELLO 1 ({@link HelloMessage})       DATA 2, DATA_INLINE 12 ({@link DataMessage})   CREDIT 3 ({@link CreditMessage})
  * ADVERT 4 ({@link AdvertMessage})     ZDATA 5 ({@link ZeroCopyDataMessage})         CANCEL 6, CANCEL_ACK 7 ({@link CancelMessage})
  * CLOSE 8 ({@link CloseMessage})       ANNOUNCE 9 ({@link AnnounceMessage})          REVOKE 10 ({@link RevokeMessage})
- * ACK 11 ({@link AckMessage})
+ * ACK 11 ({@link AckMessage})              HEARTBEAT 13 ({@link HeartbeatMessage})
+ * GET_REQ 14 ({@link GetRequestMessage})   GET_DONE 15 ({@link GetDoneMessage})       PUT_PLACED 16 ({@link PutPlacedMessage})
  * </pre>
  *
  * Encoders write the message from index 0 of a big-endian buffer and return it with position 0 and the message's
@@ -49,6 +50,10 @@ final class Wire {
             case RevokeMessage.TYPE -> "REVOKE";
             case AckMessage.TYPE -> "ACK";
             case DataMessage.DATA_INLINE -> "DATA_INLINE";
+            case HeartbeatMessage.TYPE -> "HEARTBEAT";
+            case GetRequestMessage.TYPE -> "GET_REQ";
+            case GetDoneMessage.TYPE -> "GET_DONE";
+            case PutPlacedMessage.TYPE -> "PUT_PLACED";
             default -> "type " + type;
         };
     }

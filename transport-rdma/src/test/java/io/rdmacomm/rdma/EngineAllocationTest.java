@@ -10,6 +10,7 @@ import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RemoteRegion;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
@@ -48,7 +49,8 @@ class EngineAllocationTest {
     }
 
     /** A channel to itself: sends are handed to its own handler at once; no progress thread, no copies. */
-    private static final class Loopback implements RdmaChannel {
+    /** Channel and node at once: every message comes back to the same connection. */
+    private static final class Loopback implements RdmaChannel, RdmaNode {
         ChannelHandler handler;
         int sends;
 
@@ -97,6 +99,30 @@ class EngineAllocationTest {
         }
 
         @Override
+        public int localId() {
+            return 1;
+        }
+
+        @Override
+        public void connect(byte[] peerAddress, int peerChannelId, Role role, long deadline) {
+        }
+
+        @Override
+        public boolean boundsEnforcedByTransport() {
+            return true;
+        }
+
+        @Override
+        public byte[] address() {
+            return new byte[] {1};
+        }
+
+        @Override
+        public RdmaChannel newChannel(String peerName, ChannelHandler handler) {
+            return this;
+        }
+
+        @Override
         public void close() {
         }
     }
@@ -107,7 +133,7 @@ class EngineAllocationTest {
         Connection c = new Connection(Endpoint.parse("rdma://127.0.0.1:1?ringSize=64k&readTimeout=10s"));
         Loopback ch = new Loopback();
         ch.handler = c;
-        c.attach(ch);
+        c.attach(ch, ch);
         c.clientHandshake(System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
         ByteBuffer src = ByteBuffer.allocate(64);
         ByteBuffer dst = ByteBuffer.allocate(64);

@@ -18,6 +18,9 @@ import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
@@ -253,30 +256,10 @@ class EngineTest {
     void garbageHandshakeIsDroppedAndTheServerKeepsServing() throws Exception {
         server = new RdmaCommunicator(Endpoint.parse("rdma://127.0.0.1:0?handshakeTimeout=2s"), provider);
         server.serve();
-        RdmaChannel raw = provider.connect(new InetSocketAddress("127.0.0.1", server.endpoint().port()),
-                Duration.ofSeconds(1), new ChannelHandler() {
-                    @Override
-                    public void onMessage(ByteBuffer message) {
-                    }
-
-                    @Override
-                    public void onError(IOException cause) {
-                    }
-                });
-        CompletableFuture<Void> sent = new CompletableFuture<>();
-        raw.send(ByteBuffer.wrap("GET / HTTP/1.1\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII)),
-                new Completion() {
-                    @Override
-                    public void completed() {
-                        sent.complete(null);
-                    }
-
-                    @Override
-                    public void failed(IOException cause) {
-                        sent.completeExceptionally(cause);
-                    }
-                });
-        sent.get(5, TimeUnit.SECONDS);
+        try (SocketChannel raw = SocketChannel.open(new InetSocketAddress("127.0.0.1", server.endpoint().port()))) {
+            raw.write(ByteBuffer.wrap("GET / HTTP/1.1\r\n".repeat(4).getBytes(StandardCharsets.US_ASCII)));
+            assertEquals(-1, raw.read(ByteBuffer.allocate(64)), "the server hangs up on garbage");
+        }
         client = new RdmaCommunicator(server.endpoint(), provider);
         client.connect();
         accepted = (RdmaCommunicator) server.accept();
@@ -285,35 +268,29 @@ class EngineTest {
         ByteBuffer one = ByteBuffer.allocate(1);
         accepted.readFully(one);
         assertEquals(42, one.get(0));
-        raw.close();
     }
 
     @Test
     void clientRejectsAServerSpeakingSomethingElse() throws Exception {
-        var listener = provider.listen(new InetSocketAddress("127.0.0.1", 0), ch -> {
-            ch.send(ByteBuffer.wrap(new byte[] {'S', 'S', 'H', '-', '2'}), new Completion() {
-                @Override
-                public void completed() {
-                }
-
-                @Override
-                public void failed(IOException cause) {
+        try (ServerSocketChannel fake = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            client = new RdmaCommunicator(Endpoint.parse("rdma://127.0.0.1:" + fake.socket().getLocalPort()),
+                    provider);
+            CompletableFuture<Void> connecting = CompletableFuture.runAsync(() -> {
+                try {
+                    client.connect();
+                } catch (IOException e) {
+                    throw new java.util.concurrent.CompletionException(e);
                 }
             });
-            return new ChannelHandler() {
-                @Override
-                public void onMessage(ByteBuffer message) {
-                }
-
-                @Override
-                public void onError(IOException cause) {
-                }
-            };
-        });
-        client = new RdmaCommunicator(Endpoint.parse("rdma://127.0.0.1:" + listener.address().getPort()), provider);
-        HandshakeException e = assertThrows(HandshakeException.class, () -> client.connect());
-        assertTrue(e.getMessage().contains("53 53 48 2d 32"), e.getMessage());
-        listener.close();
+            try (SocketChannel s = fake.accept()) {
+                s.write(ByteBuffer.wrap("SSH-2.0-OpenSSH_9.2\r\n".getBytes(StandardCharsets.US_ASCII)));
+                ExecutionException e = assertThrows(ExecutionException.class, () -> connecting.get(10,
+                        TimeUnit.SECONDS));
+                assertTrue(e.getCause() instanceof HandshakeException, e.toString());
+                assertTrue(e.getCause().getMessage().contains("53 53 48 2d"), e.getCause().getMessage());
+            }
+        }
+        assertEquals(0, provider.nodeUsers.get(), "the failed connect released its node");
     }
 
     @Test

@@ -6,25 +6,28 @@ import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.Completion;
-import io.rdmacomm.rdma.spi.ListenerHandler;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RdmaChannel;
-import io.rdmacomm.rdma.spi.RdmaListener;
+import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
 import io.rdmacomm.rdma.spi.RemoteRegion;
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.InetSocketAddress;
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
-import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -32,14 +35,20 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * A provider whose "remote memory" is the other channel's registered buffers in this JVM. Each channel delivers
  * to its peer on its own thread, in order, so completions and notifications are asynchronous as on a fabric; hooks
- * inject faults: failed completions, a peer that vanishes, swapped notifications.
+ * inject faults: failed completions, a peer that vanishes or hangs, swapped notifications.
  */
-final class InMemoryProvider implements RdmaProvider {
-    private final Map<Integer, ListenerHandler> listeners = new ConcurrentHashMap<>();
+class InMemoryProvider implements RdmaProvider {
+    private static final byte[] NODE_ADDRESS = {'i', 'n', 'm', 'e', 'm'};
     private final Map<Long, Mem> memory = new ConcurrentHashMap<>();
     private final AtomicLong nextAddress = new AtomicLong(0x1000_0000L);
-    private final AtomicInteger nextPort = new AtomicInteger(40000);
+    private final AtomicInteger nextId = new AtomicInteger(1);
+    private final Map<Integer, Chan> byId = new ConcurrentHashMap<>();
+    /** Connected channels by name: "client#id" or "server#id". */
     final Map<String, Chan> channels = new ConcurrentHashMap<>();
+    /** Node references not closed yet. */
+    final AtomicInteger nodeUsers = new AtomicInteger();
+    /** Every peer node address handed to a channel's {@code connect}, with the role, in order: "PASSIVE [..]". */
+    final List<String> connectCalls = new CopyOnWriteArrayList<>();
 
     /** Registered memory: base address to buffer. */
     private record Mem(long address, ByteBuffer buffer, Set<Access> access) {
@@ -56,35 +65,34 @@ final class InMemoryProvider implements RdmaProvider {
     }
 
     @Override
-    public RdmaChannel connect(InetSocketAddress peer, Duration timeout, ChannelHandler handler) throws IOException {
-        ListenerHandler l = listeners.get(peer.getPort());
-        if (l == null) {
-            throw new ConnectException("nothing listens on " + peer);
-        }
-        Chan client = new Chan("client:" + peer.getPort());
-        Chan server = new Chan("server:" + peer.getPort());
-        client.peer = server;
-        server.peer = client;
-        client.handler = handler;
-        server.handler = l.onConnection(server);
-        channels.put(client.name, client);
-        channels.put(server.name, server);
-        return client;
-    }
+    public RdmaNode node(InetAddress localInterface, RdmaChannel.Role side) {
+        nodeUsers.incrementAndGet();
+        return new RdmaNode() {
+            private final AtomicBoolean closed = new AtomicBoolean();
 
-    @Override
-    public RdmaListener listen(InetSocketAddress address, ListenerHandler handler) {
-        int port = address.getPort() == 0 ? nextPort.getAndIncrement() : address.getPort();
-        listeners.put(port, handler);
-        return new RdmaListener() {
             @Override
-            public InetSocketAddress address() {
-                return new InetSocketAddress(address.getAddress(), port);
+            public byte[] address() {
+                return NODE_ADDRESS.clone();
+            }
+
+            @Override
+            public RdmaChannel newChannel(String peerName, ChannelHandler handler) {
+                Chan c = new Chan(nextId.getAndIncrement());
+                c.handler = handler;
+                byId.put(c.id, c);
+                return c;
+            }
+
+            @Override
+            public boolean poll() {
+                return false;
             }
 
             @Override
             public void close() {
-                listeners.remove(port);
+                if (closed.compareAndSet(false, true)) {
+                    nodeUsers.decrementAndGet();
+                }
             }
         };
     }
@@ -110,12 +118,14 @@ final class InMemoryProvider implements RdmaProvider {
 
     /** One side of a connection. */
     final class Chan implements RdmaChannel {
-        final String name;
+        final int id;
+        volatile String name;
         volatile Chan peer;
         volatile ChannelHandler handler;
         private final ExecutorService deliver;
         private volatile boolean closed;
         private volatile boolean vanished;
+        private final CountDownLatch resumed = new CountDownLatch(1);
         /** Fails the next write completions with this error, without placing data. */
         final AtomicReference<IOException> failWrites = new AtomicReference<>();
         /** Holds back the next DATA or DATA_INLINE notification until after the following message. */
@@ -130,9 +140,32 @@ final class InMemoryProvider implements RdmaProvider {
         /** Messages sent with {@link #send} (control messages and DATA_INLINE). */
         final AtomicInteger sends = new AtomicInteger();
 
-        Chan(String name) {
-            this.name = name;
-            this.deliver = Executors.newSingleThreadExecutor(r -> new Thread(r, "rdmacomm-rdma-test-" + name));
+        Chan(int id) {
+            this.id = id;
+            this.name = "chan#" + id;
+            this.deliver = Executors.newSingleThreadExecutor(r -> new Thread(r, "rdmacomm-rdma-test-" + id));
+        }
+
+        @Override
+        public int localId() {
+            return id;
+        }
+
+        @Override
+        public void connect(byte[] peerAddress, int peerChannelId, Role role, long deadline) throws IOException {
+            connectCalls.add(role + " " + Arrays.toString(peerAddress));
+            Chan p = byId.get(peerChannelId);
+            if (!Arrays.equals(peerAddress, NODE_ADDRESS) || p == null) {
+                throw new ConnectException("no channel " + peerChannelId + " at node " + Arrays.toString(peerAddress));
+            }
+            peer = p;
+            name = (role == Role.ACTIVE ? "client#" : "server#") + id;
+            channels.put(name, this);
+        }
+
+        @Override
+        public boolean boundsEnforcedByTransport() {
+            return true;
         }
 
         @Override
@@ -283,9 +316,28 @@ final class InMemoryProvider implements RdmaProvider {
             }
         }
 
-        @Override
-        public boolean poll() {
-            return false;
+        /** This side goes silent: nothing it sends arrives, and its close tells the peer nothing. */
+        void mute() {
+            closed = true;
+            deliver.shutdownNow();
+        }
+
+        /**
+         * This side hangs like a stopped process: nothing it sends or writes reaches the peer any more (its delivery
+         * thread waits) until {@link #resume()}; the peer is told nothing.
+         */
+        void hang() {
+            deliver.execute(() -> {
+                try {
+                    resumed.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+
+        void resume() {
+            resumed.countDown();
         }
 
         /** The peer vanishes: this side's handler gets an error; the peer gets nothing more. */
@@ -303,7 +355,12 @@ final class InMemoryProvider implements RdmaProvider {
                 return;
             }
             closed = true;
+            byId.remove(id);
             Chan p = peer;
+            if (p == null) {
+                deliver.shutdown();
+                return;
+            }
             if (closeOvertakesMessages) {
                 deliver.shutdownNow();
                 p.handler.onError(new CommunicatorException(p.name + ": peer closed"));

@@ -1,19 +1,19 @@
 package io.rdmacomm.rdma;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmacomm.api.Endpoint;
-import io.rdmacomm.rdma.spi.ChannelHandler;
-import io.rdmacomm.rdma.spi.ListenerHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
-import io.rdmacomm.rdma.spi.RdmaListener;
+import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
-import java.net.InetSocketAddress;
-import java.time.Duration;
+import java.net.InetAddress;
+import java.util.Iterator;
 import java.util.Map;
 import java.util.Optional;
+import java.util.ServiceConfigurationError;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,12 +23,7 @@ class ProviderSelectionTest {
 
     private record Fake(String name, Optional<String> unavailabilityCause) implements RdmaProvider {
         @Override
-        public RdmaChannel connect(InetSocketAddress peer, Duration timeout, ChannelHandler handler) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public RdmaListener listen(InetSocketAddress address, ListenerHandler handler) {
+        public RdmaNode node(InetAddress localInterface, RdmaChannel.Role side) {
             throw new UnsupportedOperationException();
         }
     }
@@ -36,6 +31,45 @@ class ProviderSelectionTest {
     private static final Fake FFM = new Fake("ucx-ffm", Optional.empty());
     private static final Fake FFM_NO_ACCESS = new Fake("ucx-ffm", Optional.of("native access is not enabled"));
     private static final Fake JUCX = new Fake("ucx-jucx", Optional.empty());
+
+    @Test
+    void aProviderThisJvmCannotLoadIsSkippedAndTheOthersRemain() {
+        // what ServiceLoader's iterator does on JDK 17 with a ucx-ffm jar compiled for JDK 22+ on the class path
+        Iterator<RdmaProvider> found = new Iterator<>() {
+            private int calls;
+
+            @Override
+            public boolean hasNext() {
+                calls++;
+                if (calls == 1) {
+                    throw new UnsupportedClassVersionError("UcxFfmProvider has been compiled by a more recent version");
+                }
+                return calls == 2;
+            }
+
+            @Override
+            public RdmaProvider next() {
+                return JUCX;
+            }
+        };
+        assertEquals(Map.of("ucx-jucx", JUCX), RdmaCommunicatorProvider.providers(found));
+    }
+
+    @Test
+    void anIteratorThatNeverStopsFailingEndsTheSearch() {
+        Iterator<RdmaProvider> broken = new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                throw new ServiceConfigurationError("io.rdmacomm.rdma.spi.RdmaProvider: Provider not found");
+            }
+
+            @Override
+            public RdmaProvider next() {
+                throw new AssertionError("hasNext never said yes");
+            }
+        };
+        assertEquals(Map.of(), RdmaCommunicatorProvider.providers(broken));
+    }
 
     @Test
     void ucxIsFfmWhereItRunsElseJucx() {

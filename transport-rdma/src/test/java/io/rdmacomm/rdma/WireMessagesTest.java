@@ -12,6 +12,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.function.Executable;
@@ -61,10 +62,15 @@ class WireMessagesTest {
 
     @Test
     void hello() throws Exception {
-        byte[] expected = hex("01 | 52 44 4d 43 | 00 01 | " + REGION_BYTES);
+        byte[] expected = hex("01 | 52 44 4d 43 | 00 02 | 00 00 27 10 | " + REGION_BYTES);
         assertEquals(expected.length, HelloMessage.length(REGION));
-        assertArrayEquals(expected, bytes(HelloMessage.encode(ByteBuffer.allocate(64), REGION)));
+        assertArrayEquals(expected, bytes(HelloMessage.encode(ByteBuffer.allocate(64), REGION,
+                TimeUnit.SECONDS.toNanos(10))));
         assertEquals(REGION, HelloMessage.ring(received(expected), "peer"));
+        assertEquals(TimeUnit.SECONDS.toNanos(10), HelloMessage.heartbeat(received(expected)));
+        byte[] none = hex("01 | 52 44 4d 43 | 00 02 | 00 00 00 00 | " + REGION_BYTES);
+        assertArrayEquals(none, bytes(HelloMessage.encode(ByteBuffer.allocate(64), REGION, 0)));
+        assertEquals(0, HelloMessage.heartbeat(received(none)));
     }
 
     @Test
@@ -74,16 +80,16 @@ class WireMessagesTest {
         assertTrue(truncated.getMessage().contains("expected an rdmacomm HELLO"), truncated.getMessage());
         assertTrue(truncated.getMessage().contains("6 bytes 01 52 44 4d 43 00"), truncated.getMessage());
         HandshakeException magic = assertThrows(HandshakeException.class,
-                () -> HelloMessage.ring(received("01 52 44 4d 44 00 01 " + REGION_BYTES), "peer"));
+                () -> HelloMessage.ring(received("01 52 44 4d 44 00 02 00 00 00 00 " + REGION_BYTES), "peer"));
         assertTrue(magic.getMessage().contains("got 0x52444d44"), magic.getMessage());
         HandshakeException version = assertThrows(HandshakeException.class,
-                () -> HelloMessage.ring(received("01 52 44 4d 43 00 02 " + REGION_BYTES), "peer"));
-        assertTrue(version.getMessage().contains("protocol version 2, expected 1"), version.getMessage());
+                () -> HelloMessage.ring(received("01 52 44 4d 43 00 01 " + REGION_BYTES), "peer"));
+        assertTrue(version.getMessage().contains("protocol version 1, expected 2"), version.getMessage());
         HandshakeException trailing = assertThrows(HandshakeException.class,
-                () -> HelloMessage.ring(received("01 52 44 4d 43 00 01 " + REGION_BYTES + " ff"), "peer"));
+                () -> HelloMessage.ring(received("01 52 44 4d 43 00 02 00 00 00 00 " + REGION_BYTES + " ff"), "peer"));
         assertTrue(trailing.getMessage().contains("1 bytes after the ring descriptor"), trailing.getMessage());
         HandshakeException garbage = assertThrows(HandshakeException.class,
-                () -> HelloMessage.ring(received("01 52 44 4d 43 00 01 ff ff"), "peer"));
+                () -> HelloMessage.ring(received("01 52 44 4d 43 00 02 00 00 00 00 ff ff"), "peer"));
         assertTrue(garbage.getMessage().contains("bad ring descriptor"), garbage.getMessage());
     }
 
@@ -206,6 +212,14 @@ class WireMessagesTest {
     }
 
     @Test
+    void heartbeat() throws Exception {
+        byte[] expected = hex("0d");
+        assertArrayEquals(expected, bytes(HeartbeatMessage.encode(ByteBuffer.allocate(64))));
+        HeartbeatMessage.check(received(expected));
+        assertMalformed("HEARTBEAT", "2 bytes, expected 1", () -> HeartbeatMessage.check(received("0d 00")));
+    }
+
+    @Test
     void ack() throws Exception {
         byte[] announce = hex("0b | 09 | 00 00 00 05");
         assertArrayEquals(announce, bytes(AckMessage.encode(ByteBuffer.allocate(64), AnnounceMessage.TYPE, 5)));
@@ -216,7 +230,7 @@ class WireMessagesTest {
         assertArrayEquals(close, bytes(AckMessage.encode(ByteBuffer.allocate(64), CloseMessage.TYPE, 0)));
         AckMessage.check(received(close));
         AckMessage.check(received("0b 0a 00 00 00 07"));
-        assertMalformed("ACK", "acknowledged type 3, expected ANNOUNCE 9, REVOKE 10 or CLOSE 8",
+        assertMalformed("ACK", "acknowledged type 3, expected ANNOUNCE 9, REVOKE 10, CLOSE 8 or PUT_PLACED 16",
                 () -> AckMessage.check(received("0b 03 00 00 00 05")));
         assertMalformed("ACK", "region id 7 with CLOSE, expected 0",
                 () -> AckMessage.check(received("0b 08 00 00 00 07")));
@@ -269,12 +283,78 @@ class WireMessagesTest {
                 () -> AnnounceMessage.decode(received(bytes(new AnnounceMessage(0, shortKey).encode(ByteBuffer.allocate(64))))));
     }
 
+    // ---- GET_REQ and GET_DONE ----------------------------------------------------------------------------------
+
+    @Test
+    void getRequest() throws Exception {
+        byte[] expected = hex("0e | 00 00 00 07 | 00 00 00 05 | 00 00 00 00 00 00 01 00 | 00 00 02 00"
+                + " | 00 00 00 00 00 00 10 20 | " + REGION_BYTES);
+        GetRequestMessage g = new GetRequestMessage(7, 5, 0x100, 0x200, 0x1020, REGION);
+        assertEquals(expected.length, g.encodedLength());
+        assertArrayEquals(expected, bytes(g.encode(ByteBuffer.allocate(128))));
+        assertEquals(g, GetRequestMessage.decode(received(expected)));
+    }
+
+    @Test
+    void getRequestThatIsNot() {
+        String head = "0e | 00 00 00 07 | 00 00 00 05 | ";
+        String dst = " | 00 00 00 00 00 00 10 20 | ";
+        assertMalformed("GET_REQ", "24 bytes, expected at least 29",
+                () -> GetRequestMessage.decode(received(head + "00 00 00 00 00 00 01 00 | 00 00 02 00 | 00 00 00")));
+        assertMalformed("GET_REQ", "negative offset", () -> GetRequestMessage.decode(
+                received(head + "80 00 00 00 00 00 00 00 | 00 00 02 00" + dst + REGION_BYTES)));
+        assertMalformed("GET_REQ", "length -1, expected at least 1", () -> GetRequestMessage.decode(
+                received(head + "00 00 00 00 00 00 01 00 | ff ff ff ff" + dst + REGION_BYTES)));
+        assertMalformed("GET_REQ", "4065 bytes at address 0x1020 outside the destination's registration",
+                () -> GetRequestMessage.decode(received(head + "00 00 00 00 00 00 01 00 | 00 00 0f e1" + dst
+                        + REGION_BYTES)));
+        assertMalformed("GET_REQ", "1 bytes after the destination descriptor", () -> GetRequestMessage.decode(
+                received(head + "00 00 00 00 00 00 01 00 | 00 00 02 00" + dst + REGION_BYTES + " 00")));
+    }
+
+    @Test
+    void getDone() throws Exception {
+        byte[] done = hex("0f | 00 00 00 07 | 00");
+        assertArrayEquals(done, bytes(GetDoneMessage.encodeDone(ByteBuffer.allocate(16), 7)));
+        assertEquals(new GetDoneMessage(7, null), GetDoneMessage.decode(received(done)));
+        byte[] refused = hex("0f | 00 00 00 08 | 01 | 6e 6f c3 a9");
+        assertArrayEquals(refused, bytes(GetDoneMessage.encodeRefused(8, "no\u00e9")));
+        assertEquals(new GetDoneMessage(8, "no\u00e9"), GetDoneMessage.decode(received(refused)));
+        // a long reason is cut at a character boundary, never inside one
+        String reason = "x" + "\u00e9".repeat(GetDoneMessage.MAX_REASON);
+        ByteBuffer cut = GetDoneMessage.encodeRefused(9, reason);
+        assertEquals(GetDoneMessage.REASON_OFFSET + GetDoneMessage.MAX_REASON - 1, cut.remaining());
+        assertEquals(reason.substring(0, GetDoneMessage.MAX_REASON / 2), GetDoneMessage.decode(cut).refusal());
+    }
+
+    @Test
+    void putPlaced() throws Exception {
+        byte[] expected = hex("10 | 00 00 00 07");
+        assertArrayEquals(expected, bytes(PutPlacedMessage.encode(ByteBuffer.allocate(16), 7)));
+        PutPlacedMessage.check(received(expected));
+        assertEquals(7, PutPlacedMessage.seq(received(expected)));
+        assertMalformed("PUT_PLACED", "4 bytes, expected 5", () -> PutPlacedMessage.check(received("10 00 00 00")));
+        AckMessage.check(received("0b 10 00 00 00 07"));
+    }
+
+    @Test
+    void getDoneThatIsNot() {
+        assertMalformed("GET_DONE", "5 bytes, expected at least 6",
+                () -> GetDoneMessage.decode(received("0f 00 00 00 07")));
+        assertMalformed("GET_DONE", "7 bytes, expected 6", () -> GetDoneMessage.decode(received("0f 00 00 00 07 00 41")));
+        assertMalformed("GET_DONE", "status 2, expected 0 or 1",
+                () -> GetDoneMessage.decode(received("0f 00 00 00 07 02 41")));
+        assertMalformed("GET_DONE", "a 0 byte reason", () -> GetDoneMessage.decode(received("0f 00 00 00 07 01")));
+        assertMalformed("GET_DONE", "a reason that is not UTF-8",
+                () -> GetDoneMessage.decode(received("0f 00 00 00 07 01 c3")));
+    }
+
     // ---- types -----------------------------------------------------------------------------------------------------
 
     @Test
     void everyTypeHasItsCodeAndName() throws Exception {
         String[] names = {"HELLO", "DATA", "CREDIT", "ADVERT", "ZDATA", "CANCEL", "CANCEL_ACK", "CLOSE", "ANNOUNCE",
-            "REVOKE", "ACK", "DATA_INLINE"};
+            "REVOKE", "ACK", "DATA_INLINE", "HEARTBEAT", "GET_REQ", "GET_DONE", "PUT_PLACED"};
         for (int code = 1; code <= names.length; code++) {
             assertEquals(names[code - 1], Wire.name((byte) code));
             assertEquals(code, Wire.type(received(new byte[] {(byte) code})));

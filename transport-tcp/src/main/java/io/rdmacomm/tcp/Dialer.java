@@ -6,6 +6,7 @@ import io.rdmacomm.api.HandshakeException;
 import io.rdmacomm.api.auth.AuthenticationException;
 import io.rdmacomm.api.auth.MutualAuthentication;
 import io.rdmacomm.api.auth.SharedSecret;
+import java.io.EOFException;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -20,10 +21,12 @@ import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import javax.net.ssl.SSLException;
 
 /**
- * The client's side of a new connection: connects, then plays the client's part of the {@link Handshake}, both in
- * non-blocking mode on one selector so that {@code connectTimeout} bounds the whole. Closing the channel and waking
+ * The client's side of a new connection: connects, runs TLS's handshake if the endpoint says {@code tls=true},
+ * then plays the client's part of the {@link Handshake} (inside TLS), all in non-blocking mode on one selector so
+ * that {@code connectTimeout} bounds the whole. Closing the channel and waking
  * the selector from another thread aborts it.
  */
 final class Dialer {
@@ -35,6 +38,10 @@ final class Dialer {
     private final long timeout;
     private final long deadline;
     private final SharedSecret secret;
+    private final short heartbeatBits;
+    private final TlsConfig tlsConfig;
+    private TlsSession tls;
+    private long peerHeartbeat;
 
     /**
      * @param aborted whether the owner was closed: a wait then ends with {@link AsynchronousCloseException}
@@ -48,6 +55,8 @@ final class Dialer {
         this.timeout = settings.connectTimeout();
         this.deadline = System.nanoTime() + (timeout == 0 ? Settings.FOREVER : timeout);
         this.secret = settings.secret();
+        this.heartbeatBits = settings.heartbeatBits();
+        this.tlsConfig = settings.tls();
     }
 
     /** Connects the channel to the endpoint; failures are {@link ConnectException}s naming it. */
@@ -86,13 +95,34 @@ final class Dialer {
     }
 
     /**
-     * Sends our handshake, checks the server's answer and, with a shared secret, authenticates both ways.
+     * Runs TLS's handshake where the endpoint asks for it, sends our handshake, checks the server's answer and, with
+     * a shared secret, authenticates both ways.
      *
-     * @throws HandshakeException if the server does not speak this protocol or refused our version
+     * @return the connection's TLS session, or null without TLS; {@link #peerHeartbeat()} then tells the heartbeat
+     *         period the server asked for
+     * @throws HandshakeException if the server does not speak this protocol or refused our version, or TLS failed
      * @throws AuthenticationException if either side has no secret or they differ
      */
-    void handshake() throws IOException {
-        send(Handshake.encode(secret == null ? Handshake.NO_FLAGS : Handshake.FLAG_AUTH), "sending the handshake to");
+    TlsSession handshake() throws IOException {
+        if (tlsConfig == null) {
+            handshakeInside();
+            return null;
+        }
+        tls = new TlsSession(tlsConfig.clientEngine(endpoint), where);
+        tlsHandshake();
+        try {
+            handshakeInside();
+        } catch (SSLException e) {
+            // in TLS 1.3 a server refuses a client's certificate after the client finished its handshake
+            throw new HandshakeException("peer " + where + ": " + TlsSession.explain(e, "the server's", "our"), e);
+        }
+        return tls;
+    }
+
+    /** Our handshake and authentication, in plain or inside TLS. */
+    private void handshakeInside() throws IOException {
+        short flags = (short) ((secret == null ? Handshake.NO_FLAGS : Handshake.FLAG_AUTH) | heartbeatBits);
+        send(Handshake.encode(flags), "sending the handshake to");
         ByteBuffer reply = ByteBuffer.allocate(Handshake.LENGTH);
         receive(reply, "waiting for the handshake of");
         CommunicatorException refused = Handshake.checkServerReply(reply, reply.position(), "peer " + where);
@@ -117,14 +147,47 @@ final class Dialer {
                 }
             }, "peer " + where);
         }
+        peerHeartbeat = heartbeatBits == 0 ? 0 : Handshake.heartbeatPeriod(reply.getShort(Handshake.FLAGS_OFFSET));
+    }
+
+    /** After {@link #handshake}: the heartbeat period the server asked for, in nanoseconds; 0 when heartbeats are off. */
+    long peerHeartbeat() {
+        return peerHeartbeat;
+    }
+
+    private void tlsHandshake() throws IOException {
+        SelectionKey key = channel.keyFor(selector);
+        try {
+            for (int wait; (wait = tls.handshake(channel)) != 0; ) {
+                key.interestOps(wait);
+                waitUntilReady("in the TLS handshake with");
+            }
+        } catch (SSLException e) {
+            ByteBuffer got = tls.received();
+            if (got.position() == 0 && Handshake.magicPrefixMatches(got, got.remaining()) && got.hasRemaining()) {
+                throw new HandshakeException("peer " + where + " does not use TLS (it answered in the plain rdmacomm"
+                        + " tcp protocol): drop tls=true here, or turn TLS on at the server");
+            }
+            throw new HandshakeException("peer " + where + ": " + TlsSession.explain(e, "the server's", "our"), e);
+        } catch (EOFException e) {
+            throw new HandshakeException(e.getMessage() + " (does the server use TLS? did it refuse our"
+                    + " certificate?)", e);
+        }
     }
 
     private void send(ByteBuffer b, String doing) throws IOException {
         channel.keyFor(selector).interestOps(SelectionKey.OP_WRITE);
-        while (b.hasRemaining()) {
-            if (channel.write(b) == 0) {
-                waitUntilReady(doing);
+        if (tls == null) {
+            while (b.hasRemaining()) {
+                if (channel.write(b) == 0) {
+                    waitUntilReady(doing);
+                }
             }
+            return;
+        }
+        ByteBuffer[] bs = {b};
+        while (!tls.send(channel, bs)) {
+            waitUntilReady(doing);
         }
     }
 
@@ -132,7 +195,12 @@ final class Dialer {
     private boolean receive(ByteBuffer b, String doing) throws IOException {
         channel.keyFor(selector).interestOps(SelectionKey.OP_READ);
         while (b.hasRemaining()) {
-            int n = channel.read(b);
+            int n;
+            try {
+                n = tls == null ? channel.read(b) : tls.read(channel, b);
+            } catch (EOFException hungUp) {
+                return false; // a server that refuses us hangs up without ending TLS: the caller says what it means
+            }
             if (n < 0) {
                 return false;
             }

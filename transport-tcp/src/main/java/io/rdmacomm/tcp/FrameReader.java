@@ -43,12 +43,19 @@ final class FrameReader {
     /** A protocol violation seen on the input; the framing is lost, so every later read fails with it. */
     private CommunicatorException broken;
     private volatile boolean handedOver;
+    /** Bytes read from the socket so far, for the liveness thread; written by the one reading thread. */
+    private volatile long received;
 
     FrameReader(SocketIo io, RemoteFrames remote, int receiveBytes) {
         this.io = io;
         this.remote = remote;
         this.recv = ByteBuffer.allocateDirect(receiveBytes).flip();
         this.directReadMin = receiveBytes / 2;
+    }
+
+    /** Bytes read from the socket so far. */
+    long received() {
+        return received;
     }
 
     /** From now on {@link #readStream} returns {@link #HANDED_OVER} instead of reading. */
@@ -89,7 +96,7 @@ final class FrameReader {
                     dst.limit(dst.position() + Math.min(dst.remaining(), dataLeft));
                     int n;
                     try {
-                        n = io.readSome(dst, timeout);
+                        n = readSome(dst, timeout);
                     } finally {
                         dst.limit(limit);
                     }
@@ -170,6 +177,9 @@ final class FrameReader {
             case Wire.GET_RESPONSE -> remote.onGetResponse(f.op(), length + Wire.HEADER_LENGTH - Wire.OP_LENGTH,
                     this);
             case Wire.ACK -> remote.onAck(f.op());
+            case Wire.HEARTBEAT -> {
+                // its arrival is all it says: received() has counted it
+            }
             default -> remote.onError(f.op(), f.reason());
         }
         return true;
@@ -194,10 +204,18 @@ final class FrameReader {
     private int fill(long timeout) throws IOException {
         recv.compact();
         try {
-            return io.readSome(recv, timeout);
+            return readSome(recv, timeout);
         } finally {
             recv.flip();
         }
+    }
+
+    private int readSome(ByteBuffer b, long timeout) throws IOException {
+        int n = io.readSome(b, timeout);
+        if (n > 0) {
+            received += n;
+        }
+        return n;
     }
 
     /** Moves the next {@code dst.remaining()} bytes of the current frame into {@code dst}. */
@@ -210,7 +228,7 @@ final class FrameReader {
                 dst.put(recv);
                 recv.limit(limit);
             } else if (dst.remaining() >= directReadMin) {
-                if (io.readSome(dst, NO_TIMEOUT) < 0) {
+                if (readSome(dst, NO_TIMEOUT) < 0) {
                     throw truncated();
                 }
             } else if (fill(NO_TIMEOUT) < 0) {

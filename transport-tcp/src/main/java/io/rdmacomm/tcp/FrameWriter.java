@@ -132,6 +132,47 @@ final class FrameWriter {
         }
     }
 
+    /** Bytes the socket took so far. */
+    long sent() {
+        return io.sent();
+    }
+
+    /** Whether a call is writing, or waiting for the socket to take its bytes. */
+    boolean busy() {
+        return lock.isLocked();
+    }
+
+    /**
+     * Unless a writer is busy or the socket takes nothing now: sends a HEARTBEAT after what is buffered (bytes
+     * written but not yet synced go with it, which the contract allows). Never waits: the liveness thread calls it
+     * for every connection of the process. Needs a non-blocking channel.
+     */
+    void heartbeat() {
+        if (!lock.tryLock()) {
+            return; // a writer is busy: the peer hears from us anyway, or our writes are stuck behind its silence
+        }
+        try {
+            if (outputShut || io.blocking()) {
+                return;
+            }
+            closeFrame();
+            if (send.remaining() < Wire.HEADER_LENGTH) {
+                return;
+            }
+            send.position(send.position() + frame.wrap(send, send.position()).heartbeat());
+            send.flip();
+            try {
+                io.writeNow(send);
+            } finally {
+                send.compact();
+            }
+        } catch (IOException e) {
+            // the connection's calls report its failure; the next heartbeat tries again
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /**
      * Unless a writer is busy: tries, within the read timeout (or a few seconds), to send what was written but not
      * synced, then ends the stream so the peer reads -1; no frame goes out afterwards.
@@ -191,15 +232,12 @@ final class FrameWriter {
         closeFrame();
         send.flip();
         try {
-            while (send.hasRemaining()) {
-                if (io.write(send) == 0) {
-                    io.awaitWritable(deadline);
-                }
-            }
+            io.writeFully(send, deadline);
         } finally {
             send.clear();
         }
     }
+
 
     /**
      * Sends what is buffered, then one frame whose fixed part is in {@link #header} and whose remaining bytes are
@@ -212,11 +250,7 @@ final class FrameWriter {
         gather[1] = header;
         gather[2] = payload;
         try {
-            while (header.hasRemaining() || payload.hasRemaining()) {
-                if (io.write(gather) == 0) {
-                    io.awaitWritable(0);
-                }
-            }
+            io.writeFully(gather, 0);
         } finally {
             gather[2] = null;
             send.clear();

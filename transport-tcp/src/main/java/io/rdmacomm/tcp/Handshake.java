@@ -7,8 +7,11 @@ import io.rdmacomm.api.auth.MutualAuthentication;
 import io.rdmacomm.api.auth.SharedSecret;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
 
 /**
  * The first bytes each way on a {@code tcp://} connection, big-endian, in the same layout both ways:
@@ -16,15 +19,27 @@ import java.util.HexFormat;
  * <pre>
  * offset 0  u32 magic 0x52444354 ('RDCT')
  *        4  u16 protocol version
- *        6  u16 client to server: flags (bit 0: the client has a shared secret; others reserved, 0);
- *               server to client: status (0 ok, 1 version refused, 2 authentication required, 3 no secret here)
+ *        6  u16 client to server: flags (bit 0: the client has a shared secret; bits 8-13: heartbeats, below;
+ *               others reserved, 0);
+ *               server to client: status in bits 0-7 (0 ok, 1 version refused, 2 authentication required, 3 no
+ *               secret here, 4 no TLS here, 5 TLS required); bits 8-13: heartbeats, only in answer to a client that
+ *               asked for them
  * </pre>
+ *
+ * Heartbeats (bits 8-13, code k): 0, what older peers send, means none; k &gt; 0 asks the peer to send a HEARTBEAT
+ * frame ({@link Wire}) whenever it has sent nothing for 2^(k-1) ms, and promises to answer such a request. A side
+ * asks only when its {@code liveness} is on, so heartbeats flow both ways exactly when both sides asked; otherwise
+ * neither side sends any or expects any, and a peer of an older version is never failed for its silence.
  *
  * The client speaks first; the server answers with its own version and a status and hangs up unless the status is
  * ok. When both have a shared secret, the three messages of {@link MutualAuthentication} follow (the challenge in
  * the same write as the server's answer); a server with a secret refuses a client without one (status 2), and a
  * server without one a client that has one (status 3), so neither side believes it is protected when it is not.
  * Frames ({@link Wire}) follow. Someone who speaks another protocol is told what arrived, in hex.
+ *
+ * <p>With {@code tls=true} a TLS handshake ({@link TlsSession}) comes first and all of the above runs inside TLS.
+ * A TLS server answers a plain handshake with status 5 in plain, and a plain server answers a TLS client hello
+ * with status 4, so both kinds of client learn what is wrong; {@code handshakeTimeout} bounds the whole.
  */
 final class Handshake {
     static final int MAGIC = 0x52444354;
@@ -38,7 +53,14 @@ final class Handshake {
     static final short STATUS_VERSION_REFUSED = 1;
     static final short STATUS_AUTH_REQUIRED = 2;
     static final short STATUS_NO_SECRET = 3;
+    static final short STATUS_NO_TLS = 4;
+    static final short STATUS_TLS_REQUIRED = 5;
     static final short FLAG_AUTH = 1;
+    static final int STATUS_MASK = 0xff;
+    static final int HEARTBEAT_SHIFT = 8;
+    static final int HEARTBEAT_MASK = 0x3f;
+    /** The first byte of a TLS client hello (record type handshake). */
+    static final byte TLS_HANDSHAKE_RECORD = 0x16;
 
     private Handshake() {
     }
@@ -48,6 +70,22 @@ final class Handshake {
         ByteBuffer b = ByteBuffer.allocate(LENGTH);
         b.putInt(MAGIC_OFFSET, MAGIC).putShort(VERSION_OFFSET, VERSION).putShort(FLAGS_OFFSET, flagsOrStatus);
         return b;
+    }
+
+    /** The heartbeat bits asking the peer for a heartbeat at least every {@code periodNanos} (0: none). */
+    static short heartbeatBits(long periodNanos) {
+        if (periodNanos <= 0) {
+            return 0;
+        }
+        long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(periodNanos));
+        int code = Math.min(HEARTBEAT_MASK, 64 - Long.numberOfLeadingZeros(millis)); // 2^(code-1) <= millis
+        return (short) (code << HEARTBEAT_SHIFT);
+    }
+
+    /** The heartbeat period a peer asked for in {@code field} (flags or status), in nanoseconds; 0: none. */
+    static long heartbeatPeriod(short field) {
+        int code = (field >>> HEARTBEAT_SHIFT) & HEARTBEAT_MASK;
+        return code == 0 ? 0 : TimeUnit.MILLISECONDS.toNanos(1L << Math.min(code - 1, 40));
     }
 
     /** Whether bytes {@code 0..n} of {@code b} (absolute) can still be the start of our magic number. */
@@ -106,18 +144,20 @@ final class Handshake {
                     + " of " + LENGTH + " bytes: " + hex(b, n));
         }
         short version = b.getShort(VERSION_OFFSET);
-        short status = b.getShort(FLAGS_OFFSET);
+        int status = b.getShort(FLAGS_OFFSET) & STATUS_MASK;
         if (status == STATUS_VERSION_REFUSED || version != VERSION) {
             return new HandshakeException(where + " speaks rdmacomm tcp protocol version " + version
                     + " and refused version " + VERSION);
         }
         if (status == STATUS_AUTH_REQUIRED) {
-            return new AuthenticationException(where + " requires authentication: give this endpoint the server's"
-                    + " shared secret (secretFile= or secretEnv=)");
+            return AuthenticationException.requiredBy(where);
         }
         if (status == STATUS_NO_SECRET) {
-            return new AuthenticationException(where + " has no shared secret, so it cannot prove who it is;"
-                    + " not connecting (give the server the secret too, or drop secretFile/secretEnv here)");
+            return AuthenticationException.noSecretAt(where);
+        }
+        if (status == STATUS_TLS_REQUIRED) {
+            return new HandshakeException(where + " requires TLS: add tls=true to this endpoint (and tlsTrust= the"
+                    + " CA that signed the server's certificate, unless the JDK's default trust store has it)");
         }
         if (status != STATUS_OK) {
             return new HandshakeException(where + " answered the handshake with unknown status " + status);
@@ -134,25 +174,65 @@ final class Handshake {
         final long deadline;
         final String peer;
         private final SharedSecret secret;
+        private final short heartbeatBits;
+        /** The peer's TLS session (null without TLS); it is part of what {@link TcpServer} hands over. */
+        final TlsSession tls;
+        private boolean tlsDone;
         private ByteBuffer in = ByteBuffer.allocate(LENGTH);
+        private long peerHeartbeat;
         private MutualAuthentication.Server auth;
 
-        /** @param secret the server's shared secret, or null when it authenticates nobody */
-        Accepting(long deadline, String peer, SharedSecret secret) {
+        /**
+         * @param secret the server's shared secret, or null when it authenticates nobody
+         * @param tls a fresh TLS session for the peer, or null when this server does not use TLS
+         * @param heartbeatBits what the server asks of clients that ask for heartbeats ({@link #heartbeatBits})
+         */
+        Accepting(long deadline, String peer, SharedSecret secret, TlsSession tls, short heartbeatBits) {
             this.deadline = deadline;
             this.peer = peer;
             this.secret = secret;
+            this.tls = tls;
+            this.heartbeatBits = heartbeatBits;
         }
 
         /**
-         * Reads what the peer sent; once the handshake (and authentication) is complete, answers it.
+         * Once accepted: the heartbeat period the client asked for, in nanoseconds; 0 when heartbeats are off on
+         * this connection (either side did not ask).
+         */
+        long peerHeartbeat() {
+            return peerHeartbeat;
+        }
+
+        /**
+         * Reads what the peer sent; once the handshake (and authentication) is complete, answers it. With TLS, the
+         * TLS handshake goes first, and the key's interest follows what it waits for.
          *
          * @return whether the peer is accepted (and answered); false while bytes are missing
          * @throws IOException if the peer is refused (it was answered where it spoke our protocol) or went away
          */
-        boolean advance(SocketChannel c) throws IOException {
-            int n = c.read(in);
+        boolean advance(SelectionKey key) throws IOException {
+            SocketChannel c = (SocketChannel) key.channel();
+            if (tls != null && !tlsDone) {
+                int wait;
+                try {
+                    wait = tls.handshake(c);
+                } catch (SSLException e) {
+                    throw tlsRefused(c, e);
+                }
+                if (wait != 0) {
+                    key.interestOps(wait);
+                    return false;
+                }
+                tlsDone = true;
+                key.interestOps(SelectionKey.OP_READ);
+            }
+            int n = tls == null ? c.read(in) : tls.read(c, in);
             int have = in.position();
+            if (tls == null && auth == null && have > 0 && in.get(0) == TLS_HANDSHAKE_RECORD) {
+                send(c, encode(STATUS_NO_TLS));
+                throw new HandshakeException("peer " + peer + " began a TLS handshake, but this endpoint does not"
+                        + " use TLS (tls=true)");
+            }
             if (auth == null && !magicPrefixMatches(in, have)) {
                 throw badMagic(in, have, "peer " + peer);
             }
@@ -169,11 +249,15 @@ final class Handshake {
                 return true;
             }
             HandshakeException refused = checkClientHello(in, peer);
-            boolean offersAuth = (in.getShort(FLAGS_OFFSET) & FLAG_AUTH) != 0;
+            short flags = in.getShort(FLAGS_OFFSET);
+            boolean offersAuth = (flags & FLAG_AUTH) != 0;
             short status = refused != null ? STATUS_VERSION_REFUSED
                     : secret != null && !offersAuth ? STATUS_AUTH_REQUIRED
                     : secret == null && offersAuth ? STATUS_NO_SECRET : STATUS_OK;
-            ByteBuffer reply = encode(status);
+            if (status == STATUS_OK && heartbeatBits != 0 && heartbeatPeriod(flags) > 0) {
+                peerHeartbeat = heartbeatPeriod(flags);
+            }
+            ByteBuffer reply = encode(peerHeartbeat > 0 ? (short) (status | heartbeatBits) : status);
             if (status == STATUS_OK && secret != null) {
                 auth = new MutualAuthentication.Server(secret, peer);
                 reply = ByteBuffer.allocate(LENGTH + MutualAuthentication.CHALLENGE_BYTES).put(reply)
@@ -184,12 +268,10 @@ final class Handshake {
                 throw refused;
             }
             if (status == STATUS_AUTH_REQUIRED) {
-                throw new AuthenticationException("peer " + peer + " offered no authentication; this server"
-                        + " requires its shared secret");
+                throw AuthenticationException.notOfferedBy(peer);
             }
             if (status == STATUS_NO_SECRET) {
-                throw new AuthenticationException("peer " + peer + " offered authentication, but this server has"
-                        + " no shared secret (secretFile/secretEnv)");
+                throw AuthenticationException.offeredWithoutSecret(peer);
             }
             if (auth != null) {
                 in = ByteBuffer.allocate(MutualAuthentication.PROOF_BYTES);
@@ -199,16 +281,46 @@ final class Handshake {
         }
 
         /** Sends a reply of at most a few dozen bytes: a fresh socket's send buffer always takes it. */
-        private static void send(SocketChannel c, ByteBuffer reply) throws IOException {
-            c.write(reply);
-            if (reply.hasRemaining()) {
+        private void send(SocketChannel c, ByteBuffer reply) throws IOException {
+            boolean sent;
+            if (tls == null) {
+                c.write(reply);
+                sent = !reply.hasRemaining();
+            } else {
+                tls.output().lock();
+                try {
+                    sent = tls.send(c, new ByteBuffer[] {reply});
+                } finally {
+                    tls.output().unlock();
+                }
+            }
+            if (!sent) {
                 throw new IOException("could not send the handshake reply");
             }
+        }
+
+        /** Why the TLS handshake failed; a peer that spoke our plain handshake is told, in plain, to use TLS. */
+        private HandshakeException tlsRefused(SocketChannel c, SSLException e) {
+            ByteBuffer got = tls.received();
+            int have = got.remaining();
+            if (have > 0 && got.position() == 0 && magicPrefixMatches(got, have)) {
+                try {
+                    c.write(encode(STATUS_TLS_REQUIRED));
+                } catch (IOException ignored) {
+                    // the peer went away; the refusal below says what happened
+                }
+                return new HandshakeException("peer " + peer + " speaks the plain rdmacomm tcp protocol, but this"
+                        + " endpoint requires TLS");
+            }
+            return new HandshakeException("peer " + peer + ": " + TlsSession.explain(e, "the client's", "this server's"), e);
         }
 
         /** What arrived so far, for the message when the peer stays silent or goes away. */
         String received() {
             int have = in.position();
+            if (tls != null && !tlsDone) {
+                return "an incomplete TLS handshake";
+            }
             return auth == null ? have + " of " + LENGTH + " bytes: " + hex(in, have)
                     : have + " of " + MutualAuthentication.PROOF_BYTES + " bytes of its authentication proof";
         }

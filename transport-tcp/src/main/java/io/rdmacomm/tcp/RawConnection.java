@@ -41,7 +41,7 @@ final class RawConnection implements AbstractCommunicator.Link {
 
     /** Takes over a connected channel (blocking or not, registered nowhere); closes it on failure. */
     static RawConnection open(SocketChannel channel, Endpoint endpoint, Settings settings) throws IOException {
-        return new RawConnection(SocketIo.open(channel, settings), endpoint, settings);
+        return new RawConnection(SocketIo.open(channel, null, settings), endpoint, settings);
     }
 
     @Override
@@ -77,11 +77,7 @@ final class RawConnection implements AbstractCommunicator.Link {
                 gather[0] = send;
                 gather[1] = src;
                 try {
-                    while (src.hasRemaining()) {
-                        if (io.write(gather) == 0) {
-                            io.awaitWritable(0);
-                        }
-                    }
+                    io.writeFully(gather, 0);
                 } finally {
                     gather[1] = null;
                     send.clear();
@@ -148,11 +144,7 @@ final class RawConnection implements AbstractCommunicator.Link {
     private void flush(long deadline) throws IOException {
         send.flip();
         try {
-            while (send.hasRemaining()) {
-                if (io.write(send) == 0) {
-                    io.awaitWritable(deadline);
-                }
-            }
+            io.writeFully(send, deadline);
         } finally {
             send.clear();
         }

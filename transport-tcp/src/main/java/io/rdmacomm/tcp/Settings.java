@@ -4,20 +4,23 @@ import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.Units;
 import io.rdmacomm.api.auth.SharedSecret;
+import io.rdmacomm.api.support.Liveness;
 import java.time.Duration;
 
 /**
  * An endpoint's options, read once so the I/O paths never parse or box. Durations in nanoseconds; {@code secret}
- * is null when the endpoint names none.
+ * is null when the endpoint names none, {@code tls} when TLS is off; {@code liveness} is 0 on the raw wire, which has no
+ * room for heartbeats.
  */
 record Settings(long connectTimeout, long acceptTimeout, long readTimeout, long handshakeTimeout, int sendBuffer,
-        long busyPoll, long maxRegistered, SharedSecret secret) {
+        long busyPoll, long maxRegistered, SharedSecret secret, TlsConfig tls, long liveness) {
 
     static Settings of(Endpoint e) {
         return new Settings(nanos(e, EndpointOption.CONNECT_TIMEOUT), nanos(e, EndpointOption.ACCEPT_TIMEOUT),
                 nanos(e, EndpointOption.READ_TIMEOUT), nanos(e, EndpointOption.HANDSHAKE_TIMEOUT),
                 e.intSize(EndpointOption.SEND_BUFFER), nanos(e, EndpointOption.BUSY_POLL),
-                e.size(EndpointOption.MAX_REGISTERED), SharedSecret.of(e).orElse(null));
+                e.size(EndpointOption.MAX_REGISTERED), SharedSecret.of(e).orElse(null), TlsConfig.of(e),
+                e.string(EndpointOption.WIRE).equals("raw") ? 0 : nanos(e, EndpointOption.LIVENESS));
     }
 
     /** Longer than any wait; small enough that {@code System.nanoTime() + FOREVER} cannot overflow. */
@@ -32,9 +35,17 @@ record Settings(long connectTimeout, long acceptTimeout, long readTimeout, long 
         }
     }
 
-    /** Plain blocking channel reads are the fastest path; timed or spinning reads need a non-blocking channel. */
+    /**
+     * Plain blocking channel reads are the fastest path; timed or spinning reads need a non-blocking channel, and so
+     * do heartbeats, which the liveness thread must send without ever waiting on a full socket.
+     */
     boolean blockingChannel() {
-        return readTimeout == 0 && busyPoll == 0;
+        return readTimeout == 0 && busyPoll == 0 && liveness == 0;
+    }
+
+    /** What our handshake asks of the peer: heartbeats at a third of our liveness, or none when it is off. */
+    short heartbeatBits() {
+        return Handshake.heartbeatBits(Liveness.heartbeatPeriod(liveness));
     }
 
     static String format(long nanos) {

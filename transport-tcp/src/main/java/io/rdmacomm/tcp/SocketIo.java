@@ -34,6 +34,8 @@ final class SocketIo {
     private static final Consumer<SelectionKey> JUST_WAKE = k -> { };
 
     private final SocketChannel channel;
+    /** The connection's TLS, or null for plain TCP. */
+    private final TlsSession tls;
     private final Settings settings;
     private final String peer;
     private final boolean blocking;
@@ -44,10 +46,13 @@ final class SocketIo {
      * are reported as such.
      */
     private volatile boolean closed;
+    /** Bytes the channel took so far (with TLS: plaintext sealed), for the liveness thread; one writer at a time. */
+    private volatile long sent;
 
-    private SocketIo(SocketChannel channel, Settings settings, String peer, Selector readSelector,
+    private SocketIo(SocketChannel channel, TlsSession tls, Settings settings, String peer, Selector readSelector,
             Selector writeSelector) {
         this.channel = channel;
+        this.tls = tls;
         this.settings = settings;
         this.peer = peer;
         this.blocking = readSelector == null;
@@ -55,8 +60,11 @@ final class SocketIo {
         this.writeSelector = writeSelector;
     }
 
-    /** Takes over a handshaken channel (blocking or not, registered nowhere); closes it on failure. */
-    static SocketIo open(SocketChannel channel, Settings settings) throws IOException {
+    /**
+     * Takes over a handshaken channel (blocking or not, registered nowhere) with its TLS session, or null for plain
+     * TCP; closes it on failure.
+     */
+    static SocketIo open(SocketChannel channel, TlsSession tls, Settings settings) throws IOException {
         Selector readSelector = null;
         Selector writeSelector = null;
         try {
@@ -70,7 +78,7 @@ final class SocketIo {
                 channel.register(readSelector, SelectionKey.OP_READ);
                 channel.register(writeSelector, SelectionKey.OP_WRITE);
             }
-            return new SocketIo(channel, settings, peer, readSelector, writeSelector);
+            return new SocketIo(channel, tls, settings, peer, readSelector, writeSelector);
         } catch (IOException | RuntimeException e) {
             TcpServer.closeQuietly(channel);
             if (readSelector != null) {
@@ -109,9 +117,9 @@ final class SocketIo {
      */
     int readSome(ByteBuffer b, long timeout) throws IOException {
         if (blocking) {
-            return channel.read(b);
+            return readChannel(b);
         }
-        int n = channel.read(b);
+        int n = readChannel(b);
         if (n != 0) {
             return n;
         }
@@ -119,7 +127,7 @@ final class SocketIo {
             long spinEnd = System.nanoTime() + settings.busyPoll();
             do {
                 Thread.onSpinWait();
-                n = channel.read(b);
+                n = readChannel(b);
                 if (n != 0) {
                     return n;
                 }
@@ -137,28 +145,114 @@ final class SocketIo {
                 waitMillis = TimeUnit.NANOSECONDS.toMillis(left) + 1;
             }
             await(readSelector, waitMillis);
-            n = channel.read(b);
+            n = readChannel(b);
             if (n != 0) {
                 return n;
             }
         }
     }
 
-    /** Writes what the channel takes now (all of it in blocking mode). */
-    int write(ByteBuffer b) throws IOException {
-        return channel.write(b);
+    private int readChannel(ByteBuffer b) throws IOException {
+        return tls == null ? channel.read(b) : tls.read(channel, b);
     }
 
-    /** Writes what the channel takes now of the buffers, in order (all of it in blocking mode). */
-    long write(ByteBuffer[] bs) throws IOException {
-        return channel.write(bs);
+    /**
+     * Sends all of {@code b}, waiting while the peer takes nothing: at most {@code readTimeout}, or until
+     * {@code deadline} (nanoTime) when that is non-zero.
+     */
+    void writeFully(ByteBuffer b, long deadline) throws IOException {
+        if (tls != null) {
+            writeFully(new ByteBuffer[] {b}, deadline);
+            return;
+        }
+        while (b.hasRemaining()) {
+            int n = channel.write(b);
+            sent += n;
+            if (n == 0) {
+                awaitWritable(deadline);
+            }
+        }
+    }
+
+    /** Sends all of the buffers, in order, in gathering writes; waits as {@link #writeFully(ByteBuffer, long)}. */
+    void writeFully(ByteBuffer[] bs, long deadline) throws IOException {
+        if (tls == null) {
+            while (TlsSession.remaining(bs)) {
+                long n = channel.write(bs);
+                sent += n;
+                if (n == 0) {
+                    awaitWritable(deadline);
+                }
+            }
+            return;
+        }
+        tls.output().lock();
+        try {
+            while (!tlsSend(bs)) {
+                awaitWritable(deadline);
+            }
+        } finally {
+            tls.output().unlock();
+        }
+    }
+
+    /**
+     * Sends what the channel takes of {@code b} now, without waiting (the liveness thread's heartbeats); with TLS,
+     * records sealed but not taken go out with the next write.
+     */
+    void writeNow(ByteBuffer b) throws IOException {
+        if (tls == null) {
+            sent += channel.write(b);
+            return;
+        }
+        tls.output().lock();
+        try {
+            tlsSend(new ByteBuffer[] {b});
+        } finally {
+            tls.output().unlock();
+        }
+    }
+
+    /** {@link TlsSession#send}, counting what it sealed. Under {@code tls.output()}. */
+    private boolean tlsSend(ByteBuffer[] bs) throws IOException {
+        long before = bytes(bs);
+        try {
+            return tls.send(channel, bs);
+        } finally {
+            sent += before - bytes(bs);
+        }
+    }
+
+    private static long bytes(ByteBuffer[] bs) {
+        long n = 0;
+        for (ByteBuffer b : bs) {
+            n += b.remaining();
+        }
+        return n;
+    }
+
+    long sent() {
+        return sent;
+    }
+
+    /** Sends TLS's close_notify, which the peer reads as the end of the stream. */
+    private void closeTls(long deadline) throws IOException {
+        tls.output().lock();
+        try {
+            tls.closeOutbound();
+            while (!tls.flush(channel)) {
+                awaitWritable(deadline);
+            }
+        } finally {
+            tls.output().unlock();
+        }
     }
 
     /**
      * Waits until the (non-blocking) channel takes bytes again: at most {@code readTimeout}, or until
      * {@code deadline} (nanoTime) when that is non-zero.
      */
-    void awaitWritable(long deadline) throws IOException {
+    private void awaitWritable(long deadline) throws IOException {
         long limit = deadline != 0 ? deadline - System.nanoTime() : settings.readTimeout();
         long waitMillis = 0;
         if (deadline != 0 || limit > 0) {
@@ -264,11 +358,17 @@ final class SocketIo {
     void endStream(boolean pending, Flush flush) {
         long budget = settings.readTimeout() > 0 ? settings.readTimeout() : CLOSE_DELIVERY_DEFAULT;
         try {
-            if (pending) {
+            if (pending || tls != null) {
+                Flush all = tls == null ? flush : deadline -> {
+                    if (pending) {
+                        flush.run(deadline);
+                    }
+                    closeTls(deadline);
+                };
                 if (blocking) {
-                    guarded(budget, () -> flush.run(0));
+                    guarded(budget, () -> all.run(0));
                 } else {
-                    flush.run(System.nanoTime() + budget);
+                    all.run(System.nanoTime() + budget);
                 }
             }
             channel.shutdownOutput();

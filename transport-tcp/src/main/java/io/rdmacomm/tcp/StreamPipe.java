@@ -68,7 +68,7 @@ final class StreamPipe {
      */
     int read(ByteBuffer dst, long timeoutNanos) throws IOException {
         try {
-            waiter.await(readable, Waiter.deadlineAfter(timeoutNanos), "read");
+            waiter.awaitFor(readable, Waiter.UNTIMED, timeoutNanos, "read");
         } catch (SocketTimeoutException e) {
             throw new SocketTimeoutException("read from " + peer + " timed out after "
                     + Settings.format(timeoutNanos) + " (readTimeout)");

@@ -45,14 +45,15 @@ public final class TcpCommunicator extends AbstractCommunicator<TcpConnection> {
     @Override
     protected Communicator acceptNext() throws IOException {
         for (;;) {
-            SocketChannel channel;
+            TcpServer.Accepted peer;
             try {
-                channel = server.accept();
+                peer = server.accept();
             } catch (ClosedChannelException e) {
                 throw isOpen() ? new AsynchronousCloseException() : e;
             }
             try {
-                return new TcpCommunicator(endpoint(), settings, TcpConnection.open(channel, endpoint(), settings));
+                return new TcpCommunicator(endpoint(), settings, TcpConnection.open(peer.channel(), peer.tls(),
+                        endpoint(), settings, peer.peerHeartbeat()));
             } catch (IOException e) {
                 LOG.warn("{}: dropped a handshaken peer that could not be set up: {}", endpoint(), e.toString());
             }
@@ -72,9 +73,9 @@ public final class TcpCommunicator extends AbstractCommunicator<TcpConnection> {
             });
             Dialer dialer = new Dialer(channel, selector, endpoint(), settings, () -> !isOpen());
             dialer.connect();
-            dialer.handshake();
+            TlsSession tls = dialer.handshake();
             selector.close(); // deregisters the channel so it may turn blocking
-            return TcpConnection.open(channel, endpoint(), settings);
+            return TcpConnection.open(channel, tls, endpoint(), settings, dialer.peerHeartbeat());
         } catch (IOException | RuntimeException e) {
             if (selector != null) {
                 TcpServer.closeQuietly(selector);

@@ -6,8 +6,11 @@ import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.support.AbstractCommunicator;
+import io.rdmacomm.api.support.Liveness;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
@@ -27,6 +30,10 @@ import org.slf4j.LoggerFactory;
  * extra thread on the latency path) and serves any remote-memory frame it meets. From then on the
  * "rdmacomm-tcp-progress" thread owns socket reads, serves remote-memory frames at once and passes stream bytes
  * to {@code read} through a bounded {@link StreamPipe}.
+ *
+ * <p>When both sides asked for heartbeats in the handshake, the process's liveness thread sends them while this
+ * side is idle and, once the peer has been silent for {@code liveness}, closes the socket: every wait in it ends
+ * and every call from then on reports the silence.
  */
 final class TcpConnection implements AbstractCommunicator.Link {
     private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
@@ -48,8 +55,14 @@ final class TcpConnection implements AbstractCommunicator.Link {
     private volatile boolean closing;
     private volatile StreamPipe pipe;
     private Thread progress;
+    /** Bytes that arrived but nobody read yet (FIONREAD): the peer lives even while the application reads nothing. */
+    private final InputStream unread;
+    private final Liveness.Watching liveness;
+    /** Set when the peer was silent for the liveness time: every call fails with it from then on. */
+    private volatile SocketTimeoutException silence;
 
-    private TcpConnection(SocketIo io, Endpoint endpoint, Settings settings) {
+    private TcpConnection(SocketIo io, SocketChannel channel, Endpoint endpoint, Settings settings,
+            long peerHeartbeat) throws IOException {
         this.io = io;
         this.endpoint = endpoint;
         this.settings = settings;
@@ -59,11 +72,82 @@ final class TcpConnection implements AbstractCommunicator.Link {
         int receiveBytes = Math.max(RECEIVE_BUFFER_MIN, Math.min(settings.sendBuffer(), RECEIVE_BUFFER_MAX))
                 + Wire.HEADER_LENGTH;
         this.reader = new FrameReader(io, oneSided, receiveBytes);
+        this.unread = channel.socket().getInputStream();
+        this.liveness = peerHeartbeat == 0 ? null : Liveness.watch(new Watched(), settings.liveness(), peerHeartbeat);
     }
 
-    /** Takes over a handshaken channel (blocking or not, registered nowhere); closes it on failure. */
-    static TcpConnection open(SocketChannel channel, Endpoint endpoint, Settings settings) throws IOException {
-        return new TcpConnection(SocketIo.open(channel, settings), endpoint, settings);
+    /**
+     * Takes over a handshaken channel (blocking or not, registered nowhere) and its TLS session (null without
+     * TLS); closes it on failure.
+     *
+     * @param peerHeartbeat the heartbeat period the peer asked for in the handshake; 0: heartbeats are off both ways
+     */
+    static TcpConnection open(SocketChannel channel, TlsSession tls, Endpoint endpoint, Settings settings,
+            long peerHeartbeat) throws IOException {
+        SocketIo io = SocketIo.open(channel, tls, settings);
+        try {
+            return new TcpConnection(io, channel, endpoint, settings, peerHeartbeat);
+        } catch (IOException | RuntimeException e) {
+            io.close();
+            throw e;
+        }
+    }
+
+    /** This connection as the liveness thread sees it. */
+    private final class Watched implements Liveness.Peer {
+        @Override
+        public long received() {
+            try {
+                return reader.received() + unread.available();
+            } catch (IOException closed) {
+                return reader.received();
+            }
+        }
+
+        @Override
+        public long sent() {
+            return writer.sent();
+        }
+
+        @Override
+        public void heartbeat() {
+            writer.heartbeat();
+        }
+
+        /** Input waits that nobody reads, and no writer waits on the peer: the peer may be stuck behind us. */
+        @Override
+        public boolean excused() {
+            try {
+                return unread.available() > 0 && !writer.busy();
+            } catch (IOException closed) {
+                return false;
+            }
+        }
+
+        @Override
+        public void silent(SocketTimeoutException cause) {
+            silence = cause;
+            LOG.warn("{}: {}", endpoint, cause.getMessage());
+            io.close(); // ends every wait on the socket; the waiting calls then report the silence
+        }
+
+        @Override
+        public String peerName() {
+            return io.peer();
+        }
+    }
+
+    /** Throws if this connection was closed, or failed for its peer's silence. */
+    private void checkOpen() throws IOException {
+        if (io.isClosed()) {
+            throw silence != null ? silenceFailure() : new ClosedChannelException();
+        }
+    }
+
+    private SocketTimeoutException silenceFailure() {
+        SocketTimeoutException e = new SocketTimeoutException(silence.getMessage());
+        e.initCause(silence);
+        return e;
     }
 
     @Override
@@ -73,9 +157,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
-        if (io.isClosed()) {
-            throw new ClosedChannelException();
-        }
+        checkOpen();
         if (!dst.hasRemaining()) {
             return 0;
         }
@@ -99,9 +181,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
 
     @Override
     public void write(ByteBuffer src) throws IOException {
-        if (io.isClosed()) {
-            throw new ClosedChannelException();
-        }
+        checkOpen();
         try {
             writer.write(src);
         } catch (IOException e) {
@@ -111,9 +191,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
 
     @Override
     public void sync() throws IOException {
-        if (io.isClosed()) {
-            throw new ClosedChannelException();
-        }
+        checkOpen();
         try {
             writer.sync();
         } catch (IOException e) {
@@ -123,9 +201,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
 
     @Override
     public MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
-        if (io.isClosed()) {
-            throw new ClosedChannelException();
-        }
+        checkOpen();
         MemoryRegion region = memory.register(buffer, access);
         try {
             startProgress();
@@ -138,9 +214,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
 
     @Override
     public void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
-        if (io.isClosed()) {
-            throw new ClosedChannelException();
-        }
+        checkOpen();
         try {
             oneSided.put(src, remote, offset);
         } catch (IOException e) {
@@ -150,9 +224,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
 
     @Override
     public void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
-        if (io.isClosed()) {
-            throw new ClosedChannelException();
-        }
+        checkOpen();
         try {
             oneSided.get(remote, offset, dst);
         } catch (IOException e) {
@@ -188,7 +260,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
         } catch (IOException | RuntimeException e) {
             IOException f;
             if (io.isClosed()) {
-                f = new AsynchronousCloseException();
+                f = silence != null ? silenceFailure() : new AsynchronousCloseException();
             } else {
                 f = e instanceof IOException ioe ? failure(ioe, "reading from")
                         : new CommunicatorException("reading from " + io.peer() + " failed: " + e, e);
@@ -202,6 +274,9 @@ final class TcpConnection implements AbstractCommunicator.Link {
     }
 
     private IOException failure(IOException e, String what) {
+        if (silence != null) {
+            return silenceFailure();
+        }
         return io.failure(e, what, this::close);
     }
 
@@ -222,6 +297,9 @@ final class TcpConnection implements AbstractCommunicator.Link {
                 io.discardUnreadInput(readLock);
             }
         } finally {
+            if (liveness != null) {
+                liveness.close();
+            }
             io.close();
             memory.fail(new AsynchronousCloseException());
             memory.deregisterAll();

@@ -38,7 +38,7 @@ final class TcpServer implements AutoCloseable {
     private final ServerSocketChannel listener;
     private final Selector selector;
     private final Thread thread;
-    /** Handshaken {@link SocketChannel}s, {@link IOException}s of the listener, or {@link #CLOSED}. */
+    /** Handshaken peers ({@link Accepted}), {@link IOException}s of the listener, or {@link #CLOSED}. */
     private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
     /** Keys of peers in handshake, oldest first (handshakes share one timeout, so also by deadline). */
     private final LinkedHashSet<SelectionKey> pending = new LinkedHashSet<>();
@@ -54,7 +54,17 @@ final class TcpServer implements AutoCloseable {
         thread.setDaemon(true);
     }
 
+    /**
+     * A handshaken peer: its channel, its TLS session (null without TLS) and the heartbeat period it asked for (0:
+     * heartbeats off).
+     */
+    record Accepted(SocketChannel channel, TlsSession tls, long peerHeartbeat) {
+    }
+
     static TcpServer bind(Endpoint requested, Settings settings) throws IOException {
+        if (settings.tls() != null) {
+            settings.tls().checkServer(requested);
+        }
         BoundListener bound = BoundListener.bind(requested);
         TcpServer server = new TcpServer(bound.endpoint(), settings, bound.listener(), bound.selector());
         server.thread.start();
@@ -66,8 +76,8 @@ final class TcpServer implements AutoCloseable {
         return endpoint;
     }
 
-    /** The next handshaken peer's channel (blocking mode, not yet configured for the stream). */
-    SocketChannel accept() throws IOException {
+    /** The next handshaken peer (its channel non-blocking, registered nowhere). */
+    Accepted accept() throws IOException {
         if (closed) {
             throw new ClosedChannelException();
         }
@@ -94,7 +104,7 @@ final class TcpServer implements AutoCloseable {
             ready.offer(e); // the accept thread is gone: every later accept fails the same way
             throw new IOException("accepting on " + endpoint + " failed: " + e.getMessage(), e);
         }
-        return (SocketChannel) next;
+        return (Accepted) next;
     }
 
     @Override
@@ -113,15 +123,15 @@ final class TcpServer implements AutoCloseable {
             LOG.warn("{}: accept thread did not stop within 10s", endpoint);
         }
         for (Object o; (o = ready.poll()) != null; ) {
-            if (o instanceof SocketChannel c) {
-                closeQuietly(c);
+            if (o instanceof Accepted a) {
+                closeQuietly(a.channel());
             }
         }
         ready.offer(CLOSED);
     }
 
     private void run() {
-        List<SocketChannel> done = new ArrayList<>();
+        List<Accepted> done = new ArrayList<>();
         try {
             while (!closed) {
                 long wait = expireHandshakes();
@@ -136,10 +146,10 @@ final class TcpServer implements AutoCloseable {
                     if (key.channel() == listener) {
                         acceptAll();
                     } else {
-                        SocketChannel c = (SocketChannel) key.channel();
-                        if (handshake(c, (Handshake.Accepting) key.attachment())) {
+                        Handshake.Accepting p = (Handshake.Accepting) key.attachment();
+                        if (handshake(key, p)) {
                             drop(key);
-                            done.add(c);
+                            done.add(new Accepted((SocketChannel) key.channel(), p.tls, p.peerHeartbeat()));
                         }
                     }
                 }
@@ -147,8 +157,8 @@ final class TcpServer implements AutoCloseable {
                 if (!done.isEmpty()) {
                     selector.selectNow(); // deregisters the cancelled keys so the channels may turn blocking
                     selector.selectedKeys().clear();
-                    for (SocketChannel c : done) {
-                        handOver(c);
+                    for (Accepted a : done) {
+                        handOver(a);
                     }
                     done.clear();
                 }
@@ -165,8 +175,8 @@ final class TcpServer implements AutoCloseable {
                     closeQuietly(key.channel());
                 }
             }
-            for (SocketChannel c : done) {
-                closeQuietly(c);
+            for (Accepted a : done) {
+                closeQuietly(a.channel());
             }
             closeQuietly(listener);
             closeQuietly(selector);
@@ -233,8 +243,10 @@ final class TcpServer implements AutoCloseable {
                 c.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 long timeout = settings.handshakeTimeout() == 0 ? Settings.FOREVER : settings.handshakeTimeout();
                 long deadline = System.nanoTime() + timeout;
+                TlsSession tls = settings.tls() == null ? null
+                        : new TlsSession(settings.tls().serverEngine(), peer);
                 pending.add(c.register(selector, SelectionKey.OP_READ, new Handshake.Accepting(deadline, peer,
-                        settings.secret())));
+                        settings.secret(), tls, settings.heartbeatBits())));
             } catch (IOException e) {
                 LOG.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
                 closeQuietly(c);
@@ -243,23 +255,23 @@ final class TcpServer implements AutoCloseable {
     }
 
     /** Advances a peer's handshake; returns true when it succeeded and was answered. */
-    private boolean handshake(SocketChannel c, Handshake.Accepting p) {
+    private boolean handshake(SelectionKey key, Handshake.Accepting p) {
         try {
-            return p.advance(c);
-        } catch (IOException e) {
+            return p.advance(key);
+        } catch (IOException | RuntimeException e) {
             LOG.warn("{}: rejected peer {}: {}", endpoint, p.peer, e.getMessage());
-            drop(c.keyFor(selector));
-            closeQuietly(c);
+            drop(key);
+            closeQuietly(key.channel());
             return false;
         }
     }
 
-    private void handOver(SocketChannel c) {
+    private void handOver(Accepted a) {
         if (closed) {
-            closeQuietly(c);
+            closeQuietly(a.channel());
             return;
         }
-        ready.offer(c);
+        ready.offer(a);
     }
 
     static void closeQuietly(AutoCloseable c) {

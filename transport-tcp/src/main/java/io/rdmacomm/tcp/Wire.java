@@ -15,10 +15,12 @@ import java.nio.charset.StandardCharsets;
  * GET_RESPONSE  4     5 u64 op | 13.. the bytes read
  * ACK           5     5 u64 op (the PUT was placed)                                  13
  * ERROR         6     5 u64 op | 13.. UTF-8 reason, at most 1024 bytes (refused)
+ * HEARTBEAT     7     (nothing: a sign of life from an idle side)                     5
  * </pre>
  *
  * Stream bytes travel only in DATA frames so that remote-memory frames can interleave with them at frame
- * boundaries. {@link Frame} reads and writes these fields in place.
+ * boundaries. HEARTBEAT goes only to a peer that asked for it in the {@link Handshake}. {@link Frame} reads and
+ * writes these fields in place.
  */
 final class Wire {
     static final byte DATA = 1;
@@ -27,6 +29,7 @@ final class Wire {
     static final byte GET_RESPONSE = 4;
     static final byte ACK = 5;
     static final byte ERROR = 6;
+    static final byte HEARTBEAT = 7;
 
     static final int TYPE_OFFSET = 0;
     static final int PAYLOAD_LENGTH_OFFSET = 1;
@@ -61,6 +64,7 @@ final class Wire {
             case ACK -> payloadLength == OP_LENGTH - HEADER_LENGTH;
             case ERROR -> payloadLength >= OP_LENGTH - HEADER_LENGTH
                     && payloadLength <= OP_LENGTH - HEADER_LENGTH + MAX_REASON_BYTES;
+            case HEARTBEAT -> payloadLength == 0;
             default -> false;
         };
     }
@@ -71,7 +75,7 @@ final class Wire {
      */
     static int decodedLength(byte type, int payloadLength) {
         return switch (type) {
-            case DATA -> HEADER_LENGTH;
+            case DATA, HEARTBEAT -> HEADER_LENGTH;
             case PUT -> PUT_LENGTH;
             case GET -> GET_LENGTH;
             case ERROR -> HEADER_LENGTH + payloadLength;
@@ -87,6 +91,7 @@ final class Wire {
             case GET_RESPONSE -> "GET_RESPONSE";
             case ACK -> "ACK";
             case ERROR -> "ERROR";
+            case HEARTBEAT -> "HEARTBEAT";
             default -> "unknown type 0x" + Integer.toHexString(type & 0xff);
         };
     }
@@ -138,6 +143,11 @@ final class Wire {
         /** A DATA header for {@code count} stream bytes; returns the bytes written. */
         int data(int count) {
             return header(DATA, count);
+        }
+
+        /** A whole HEARTBEAT; returns the bytes written. */
+        int heartbeat() {
+            return header(HEARTBEAT, 0);
         }
 
         /** A PUT's fixed part, followed by {@code count} bytes to place; returns the bytes written. */

@@ -10,11 +10,10 @@ import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.auth.AuthenticationException;
 import io.rdmacomm.api.auth.MutualAuthentication;
 import io.rdmacomm.api.auth.SharedSecret;
+import io.rdmacomm.testkit.SecretFiles;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -36,15 +35,9 @@ class AuthenticationTest {
 
     @BeforeEach
     void writeSecrets() throws Exception {
-        secret = write("right", "a shared secret of some length");
-        otherSecret = write("wrong", "another secret of some length");
-    }
-
-    private Path write(String name, String text) throws Exception {
-        Path p = dir.resolve(name);
-        Files.writeString(p, text);
-        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-------"));
-        return p;
+        SecretFiles files = SecretFiles.in(dir);
+        secret = files.right();
+        otherSecret = files.wrong();
     }
 
     @AfterEach

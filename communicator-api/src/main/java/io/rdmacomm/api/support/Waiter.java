@@ -28,10 +28,18 @@ public final class Waiter {
     /** The longest a thread parks before it checks its condition again by itself. */
     public static final long PARK_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     static final int SLOTS = 16;
+    /** A deadline not set yet: see {@link #awaitFor}. */
+    public static final long UNTIMED = Long.MAX_VALUE;
+    /** A spinning thread reads the clock once per this many polls (a power of two). */
+    public static final int CLOCK_EVERY = 64;
 
     /** Progresses a transport on a spinning thread. */
     public interface Poller {
-        /** Does one round of the transport's progress; returns whether anything happened. */
+        /**
+         * Does one round of the transport's progress; returns whether anything happened. Must return promptly: a
+         * spinning thread reads the clock (for its spin's end and its deadline) only every {@link Waiter#CLOCK_EVERY}
+         * polls.
+         */
         boolean poll();
 
         /** The calling thread stops spinning and is about to park (a progress thread may take over again). */
@@ -99,27 +107,51 @@ public final class Waiter {
      * @throws InterruptedIOException if the thread is interrupted (its interrupt status stays set)
      */
     public void await(BooleanSupplier ready, long deadline, String what) throws IOException {
+        awaitFor(ready, deadline, 0, what);
+    }
+
+    /**
+     * {@link #await}, with a deadline that may start with the wait: if {@code deadline} is {@link #UNTIMED}, it
+     * becomes {@code timeoutNanos} (0: none) after the wait first reads the clock, which a wait ended by its first
+     * polls never does (on a busy-polled round trip, the clock was the spinning loop's largest cost).
+     *
+     * @return the deadline in effect, to pass to a later wait of the same operation ({@link #UNTIMED} if none was
+     *     set yet)
+     */
+    public long awaitFor(BooleanSupplier ready, long deadline, long timeoutNanos, String what) throws IOException {
         if (ready.getAsBoolean()) {
-            return;
+            return deadline;
         }
         Thread me = Thread.currentThread();
         int slot = enlist(me);
         try {
-            long spinEnd = System.nanoTime() + spinNanos;
+            long spinEnd = 0;
             boolean spinning = spinNanos > 0;
+            int polls = 0;
             while (!ready.getAsBoolean()) {
                 if (closed.getAsBoolean()) {
                     throw new AsynchronousCloseException();
                 }
+                if (spinning && (++polls & (CLOCK_EVERY - 1)) != 0) {
+                    // between clock reads: at most CLOCK_EVERY polls late for the spin's end or the deadline
+                    if (!poller.poll()) {
+                        Thread.onSpinWait();
+                    }
+                    continue;
+                }
                 long now = System.nanoTime();
+                if (deadline == UNTIMED) {
+                    deadline = timeoutNanos == 0 ? NO_DEADLINE : now + timeoutNanos;
+                }
                 if (expired(deadline, now)) {
                     throw new SocketTimeoutException(what + " " + context.get() + " timed out");
                 }
                 if (spinning) {
+                    if (spinEnd == 0) {
+                        spinEnd = now + spinNanos;
+                        continue;
+                    }
                     if (now - spinEnd < 0) {
-                        if (!poller.poll()) {
-                            Thread.onSpinWait();
-                        }
                         continue;
                     }
                     spinning = false;
@@ -131,6 +163,7 @@ public final class Waiter {
                 long nanos = deadline == NO_DEADLINE ? PARK_SLICE_NANOS : Math.min(PARK_SLICE_NANOS, deadline - now);
                 LockSupport.parkNanos(this, nanos);
             }
+            return deadline;
         } finally {
             delist(slot, me);
         }

@@ -161,6 +161,36 @@ class WaiterTest {
     }
 
     @Test
+    void anUntimedWaitEndedByItsFirstPollsSetsNoDeadline() throws Exception {
+        AtomicInteger polls = new AtomicInteger();
+        Waiter w = waiter(TimeUnit.SECONDS.toNanos(5), () -> polls.incrementAndGet() > 0);
+        long deadline = w.awaitFor(() -> polls.get() >= 3, Waiter.UNTIMED, TimeUnit.SECONDS.toNanos(1), "x");
+        assertEquals(Waiter.UNTIMED, deadline, "read the clock within its first polls");
+        assertEquals(Waiter.UNTIMED, w.awaitFor(() -> true, Waiter.UNTIMED, 1, "x"));
+    }
+
+    @Test
+    void anUntimedWaitTimesOutAfterItsTimeoutAndReturnsTheDeadlineItSet() throws Exception {
+        Waiter w = waiter(TimeUnit.MILLISECONDS.toNanos(5), () -> false);
+        long start = System.nanoTime();
+        SocketTimeoutException e = assertThrows(SocketTimeoutException.class,
+                () -> w.awaitFor(() -> false, Waiter.UNTIMED, TimeUnit.MILLISECONDS.toNanos(100), "read"));
+        assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(100));
+        assertEquals("read with peer on test://here timed out", e.getMessage());
+
+        AtomicInteger polls = new AtomicInteger();
+        Waiter spinning = waiter(TimeUnit.SECONDS.toNanos(5), () -> polls.incrementAndGet() > 0);
+        long before = System.nanoTime();
+        long deadline = spinning.awaitFor(() -> polls.get() >= 10 * Waiter.CLOCK_EVERY, Waiter.UNTIMED,
+                TimeUnit.SECONDS.toNanos(7), "x");
+        long left = deadline - before;
+        assertTrue(left > 0 && left <= TimeUnit.SECONDS.toNanos(7) + (System.nanoTime() - before),
+                "deadline " + left + " ns after the wait began");
+        assertEquals(Waiter.NO_DEADLINE, spinning.awaitFor(() -> polls.get() >= 20 * Waiter.CLOCK_EVERY,
+                Waiter.UNTIMED, 0, "x"), "a timeout of 0 waits without a deadline");
+    }
+
+    @Test
     void moreWaitersThanSlotsAreAllWoken() throws Exception {
         Waiter w = waiter(0, null);
         AtomicBoolean ready = new AtomicBoolean();

@@ -33,8 +33,15 @@ final class BenchCommand implements Callable<Integer> {
     private long valueSize;
 
     @Option(names = {"-c", "--clients"}, paramLabel = "C", defaultValue = "1",
-            description = "concurrent clients, one thread and one session each (default: ${DEFAULT-VALUE})")
+            description = "concurrent clients, one session and one operation in flight each (default:"
+                    + " ${DEFAULT-VALUE})")
     private int clients;
+
+    @Option(names = {"-t", "--threads"}, paramLabel = "T",
+            description = "threads driving the clients (data path only): each keeps an operation in flight on"
+                    + " every client it drives and takes their answers in turn, as redis-benchmark's one event loop"
+                    + " does (default: C, a thread per client)")
+    private Integer threads;
 
     @Option(names = {"-r", "--get-ratio"}, paramLabel = "R", defaultValue = "0.9",
             description = "share of GETs, 0 to 1; the rest are PUTs (default: ${DEFAULT-VALUE})")
@@ -49,8 +56,8 @@ final class BenchCommand implements Callable<Integer> {
     private long warmup;
 
     @Option(names = "--path", paramLabel = "PATH", defaultValue = "data",
-            description = "data: the data plane (one-sided values); control: the gRPC PUT/GET of the control"
-                    + " plane, for comparison (default: ${DEFAULT-VALUE})")
+            description = "data: the data plane (values one-sided or inline, as the server chose); control: the gRPC"
+                    + " PUT/GET of the control plane, for comparison (default: ${DEFAULT-VALUE})")
     private String path;
 
     @Option(names = "--json", description = "print one JSON object instead of a line")
@@ -83,17 +90,28 @@ final class BenchCommand implements Callable<Integer> {
         if (!path.equals("data") && !path.equals("control")) {
             throw new ParameterException(spec.commandLine(), "--path must be data or control, got '" + path + "'");
         }
-        BenchRun run = new BenchRun(client, path.equals("data"), clients, (int) valueSize, getRatio, keys);
+        int t = threads == null ? clients : threads;
+        if (t < 1 || t > clients) {
+            throw new ParameterException(spec.commandLine(), "--threads must be 1 to --clients (" + clients
+                    + "), got " + t);
+        }
+        if (t != clients && path.equals("control")) {
+            throw new ParameterException(spec.commandLine(), "--threads applies to the data path only: on the"
+                    + " control path every client has a thread of its own");
+        }
+        BenchRun run = new BenchRun(client, path.equals("data"), clients, t, (int) valueSize, getRatio, keys);
         BenchResult r = run.run(warmup, ops);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             out.println(Json.write(r));
         } else {
-            out.printf(Locale.ROOT, "bench: %d ops (%.0f%% get) of %d-byte values on %d keys, %d client%s, %s path"
+            out.printf(Locale.ROOT, "bench: %d ops (%.0f%% get) of %d-byte values on %d keys, %d client%s on %d"
+                    + " thread%s, %s path"
                     + " over %s: %.0f ops/s, p50 %.1f µs, p99 %.1f µs; get p50 %.1f p99 %.1f µs; put p50 %.1f"
                     + " p99 %.1f µs; %.0f B allocated/op%n", r.ops(), r.getRatio() * 100, r.valueSize(), r.keys(),
-                    r.clients(), r.clients() == 1 ? "" : "s", r.path(), r.dataEndpoint(), r.opsPerSec(), r.p50Us(),
-                    r.p99Us(), r.getP50Us(), r.getP99Us(), r.putP50Us(), r.putP99Us(), r.allocatedBytesPerOp());
+                    r.clients(), r.clients() == 1 ? "" : "s", r.threads(), r.threads() == 1 ? "" : "s", r.path(),
+                    r.dataEndpoint(), r.opsPerSec(), r.p50Us(), r.p99Us(), r.getP50Us(), r.getP99Us(), r.putP50Us(),
+                    r.putP99Us(), r.allocatedBytesPerOp());
         }
         out.flush();
         return 0;

@@ -20,18 +20,27 @@ import org.HdrHistogram.Histogram;
 
 /**
  * One benchmark: C sessions opened before measuring, K keys preloaded, a warm-up, then every client thread
- * released at once for its share of the operations. Each thread records its latencies in histograms of its own
- * (allocated before), so measuring adds no allocation or sharing to the operations.
+ * released at once for its share of the operations. A thread drives one client or several: it keeps one operation
+ * in flight on each of its clients (sent, not yet answered) and takes their answers in turn, starting a client's next
+ * operation as soon as it has the last one's answer, as redis-benchmark's event loop drives its connections. Each
+ * thread records its latencies (from sending a request to having its answer) in histograms of its own (allocated
+ * before), so measuring adds no allocation or sharing to the operations.
  */
 final class BenchRun {
     private static final long HIGHEST_NANOS = TimeUnit.SECONDS.toNanos(60);
     private static final long START_TIMEOUT_SECONDS = 600;
 
-    /** One client session: over the data plane or the control plane. */
+    /**
+     * One client session: over the data plane, or over the control plane (where start does the whole call, so a
+     * control-plane client has one thread of its own).
+     */
     private interface Target extends AutoCloseable {
-        void get(byte[] key) throws IOException;
+        void startGet(byte[] key) throws IOException;
 
-        void put(byte[] key, ByteBuffer value, byte[] valueArray) throws IOException;
+        void startPut(byte[] key, ByteBuffer value, byte[] valueArray) throws IOException;
+
+        /** Waits for the answer to what was started. */
+        void finish(boolean get) throws IOException;
 
         @Override
         void close() throws IOException;
@@ -40,15 +49,18 @@ final class BenchRun {
     private final KvClientMain client;
     private final boolean dataPath;
     private final int clients;
+    private final int threadCount;
     private final int valueSize;
     private final double getRatio;
     private final byte[][] keys;
     private final AtomicBoolean failed = new AtomicBoolean();
 
-    BenchRun(KvClientMain client, boolean dataPath, int clients, int valueSize, double getRatio, int keyCount) {
+    BenchRun(KvClientMain client, boolean dataPath, int clients, int threads, int valueSize, double getRatio,
+            int keyCount) {
         this.client = client;
         this.dataPath = dataPath;
         this.clients = clients;
+        this.threadCount = threads;
         this.valueSize = valueSize;
         this.getRatio = getRatio;
         this.keys = new byte[keyCount][];
@@ -59,7 +71,7 @@ final class BenchRun {
 
     BenchResult run(long warmup, long ops) throws Exception {
         List<Target> targets = new ArrayList<>();
-        ExecutorService threads = Executors.newFixedThreadPool(clients, r -> {
+        ExecutorService threads = Executors.newFixedThreadPool(threadCount, r -> {
             Thread t = new Thread(r, "kv-bench");
             t.setDaemon(true);
             return t;
@@ -71,13 +83,21 @@ final class BenchRun {
             byte[] value = new byte[valueSize];
             new SplittableRandom(42).nextBytes(value);
             for (byte[] key : keys) {
-                targets.get(0).put(key, ByteBuffer.wrap(value), value);
+                targets.get(0).startPut(key, ByteBuffer.wrap(value), value);
+                targets.get(0).finish(false);
             }
-            CountDownLatch ready = new CountDownLatch(clients);
+            CountDownLatch ready = new CountDownLatch(threadCount);
             CountDownLatch start = new CountDownLatch(1);
             List<Future<Worker>> results = new ArrayList<>();
-            for (int i = 0; i < clients; i++) {
-                Worker w = new Worker(targets.get(i), i, share(warmup, i), share(ops, i), ready, start);
+            for (int t = 0; t < threadCount; t++) {
+                List<Target> driven = new ArrayList<>();
+                long clientsDriven = 0;
+                for (int i = t; i < clients; i += threadCount) {
+                    driven.add(targets.get(i));
+                    clientsDriven++;
+                }
+                // operations in proportion to the clients a thread drives
+                Worker w = new Worker(driven, t, warmup * clientsDriven / clients, share(ops, t), ready, start);
                 results.add(threads.submit(w));
             }
             if (!ready.await(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
@@ -104,8 +124,19 @@ final class BenchRun {
         }
     }
 
-    private long share(long total, int i) {
-        return total / clients + (i < total % clients ? 1 : 0);
+    /** Thread {@code t}'s share of {@code total} operations, in proportion to the clients it drives. */
+    private long share(long total, int t) {
+        long before = 0;
+        long upTo = 0;
+        for (int i = 0; i < clients; i++) {
+            if (i % threadCount < t) {
+                before++;
+            }
+            if (i % threadCount <= t) {
+                upTo++;
+            }
+        }
+        return total * upTo / clients - total * before / clients;
     }
 
     private Target open(int i) throws IOException {
@@ -115,13 +146,22 @@ final class BenchRun {
             KvClient kv = KvClient.connect(client.server, client.options(name).withBuffer(Math.max(valueSize, 4096)));
             return new Target() {
                 @Override
-                public void get(byte[] key) throws IOException {
-                    kv.get(key);
+                public void startGet(byte[] key) throws IOException {
+                    kv.startGet(key);
                 }
 
                 @Override
-                public void put(byte[] key, ByteBuffer value, byte[] valueArray) throws IOException {
-                    kv.put(key, value);
+                public void startPut(byte[] key, ByteBuffer value, byte[] valueArray) throws IOException {
+                    kv.startPut(key, value);
+                }
+
+                @Override
+                public void finish(boolean get) throws IOException {
+                    if (get) {
+                        kv.finishGet();
+                    } else {
+                        kv.finishPut();
+                    }
                 }
 
                 @Override
@@ -133,13 +173,17 @@ final class BenchRun {
         KvControlClient control = client.control();
         return new Target() {
             @Override
-            public void get(byte[] key) throws IOException {
+            public void startGet(byte[] key) throws IOException {
                 control.get(key);
             }
 
             @Override
-            public void put(byte[] key, ByteBuffer value, byte[] valueArray) throws IOException {
+            public void startPut(byte[] key, ByteBuffer value, byte[] valueArray) throws IOException {
                 control.put(key, valueArray);
+            }
+
+            @Override
+            public void finish(boolean get) {
             }
 
             @Override
@@ -164,9 +208,9 @@ final class BenchRun {
         all.add(puts);
         long ops = all.getTotalCount();
         double seconds = (end - t0) / 1e9;
-        return new BenchResult(dataPath ? "data" : "control", endpoint, clients, valueSize, getRatio, keys.length,
-                ops, seconds, ops / seconds, micros(all, 50), micros(all, 99), gets.getTotalCount(), micros(gets, 50),
-                micros(gets, 99), puts.getTotalCount(), micros(puts, 50), micros(puts, 99),
+        return new BenchResult(dataPath ? "data" : "control", endpoint, clients, threadCount, valueSize, getRatio,
+                keys.length, ops, seconds, ops / seconds, micros(all, 50), micros(all, 99), gets.getTotalCount(),
+                micros(gets, 50), micros(gets, 99), puts.getTotalCount(), micros(puts, 50), micros(puts, 99),
                 ops == 0 ? 0 : (double) allocated / ops);
     }
 
@@ -174,9 +218,9 @@ final class BenchRun {
         return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(percentile) / 1000.0;
     }
 
-    /** One client thread: warm-up, wait for the start, measured operations. */
+    /** One client thread and the clients it drives: warm-up, wait for the start, measured operations. */
     private final class Worker implements java.util.concurrent.Callable<Worker> {
-        private final Target target;
+        private final Target[] targets;
         private final SplittableRandom random;
         private final long warmup;
         private final long ops;
@@ -186,51 +230,79 @@ final class BenchRun {
         private final Histogram puts = new Histogram(HIGHEST_NANOS, 3);
         private final byte[] valueArray = new byte[valueSize];
         private final ByteBuffer value = ByteBuffer.wrap(valueArray);
+        /** Per client: whether an operation is in flight, whether it is a GET, when it was sent. */
+        private final boolean[] inFlight;
+        private final boolean[] isGet;
+        private final long[] sentNanos;
         private long endNanos;
         private long allocatedBytes;
 
-        Worker(Target target, int index, long warmup, long ops, CountDownLatch ready, CountDownLatch start) {
-            this.target = target;
+        Worker(List<Target> targets, int index, long warmup, long ops, CountDownLatch ready, CountDownLatch start) {
+            this.targets = targets.toArray(new Target[0]);
             this.random = new SplittableRandom(1000 + index);
             this.warmup = warmup;
             this.ops = ops;
             this.ready = ready;
             this.start = start;
+            this.inFlight = new boolean[this.targets.length];
+            this.isGet = new boolean[this.targets.length];
+            this.sentNanos = new long[this.targets.length];
             random.nextBytes(valueArray);
         }
 
         @Override
         public Worker call() throws Exception {
-            for (long i = 0; i < warmup && !failed.get(); i++) {
-                operate(false);
-            }
+            operate(warmup, false);
             ready.countDown();
             if (!start.await(START_TIMEOUT_SECONDS, TimeUnit.SECONDS) || failed.get()) {
                 return this;
             }
             com.sun.management.ThreadMXBean meter = allocationMeter();
             long before = meter == null ? 0 : meter.getCurrentThreadAllocatedBytes();
-            for (long i = 0; i < ops && !failed.get(); i++) {
-                operate(true);
-            }
+            operate(ops, true);
             endNanos = System.nanoTime();
             allocatedBytes = meter == null ? 0 : meter.getCurrentThreadAllocatedBytes() - before;
             return this;
         }
 
-        private void operate(boolean record) throws IOException {
+        /** {@code count} operations over this thread's clients, one in flight on each, until all are answered. */
+        private void operate(long count, boolean record) throws IOException {
+            long sent = 0;
+            for (int i = 0; i < targets.length && sent < count; i++, sent++) {
+                send(i);
+            }
+            for (boolean any = sent > 0; any; ) {
+                any = false;
+                for (int i = 0; i < targets.length; i++) {
+                    if (!inFlight[i]) {
+                        continue;
+                    }
+                    targets[i].finish(isGet[i]);
+                    long elapsed = System.nanoTime() - sentNanos[i];
+                    inFlight[i] = false;
+                    if (record) {
+                        (isGet[i] ? gets : puts).recordValue(Math.min(elapsed, HIGHEST_NANOS));
+                    }
+                    if (sent < count && !failed.get()) {
+                        send(i);
+                        sent++;
+                        any = true;
+                    }
+                }
+            }
+        }
+
+        private void send(int i) throws IOException {
             byte[] key = keys[random.nextInt(keys.length)];
             boolean get = random.nextDouble() < getRatio;
-            long t = System.nanoTime();
+            isGet[i] = get;
+            sentNanos[i] = System.nanoTime();
             if (get) {
-                target.get(key);
+                targets[i].startGet(key);
             } else {
-                target.put(key, value, valueArray);
+                targets[i].startPut(key, value, valueArray);
             }
-            long elapsed = System.nanoTime() - t;
-            if (record) {
-                (get ? gets : puts).recordValue(Math.min(elapsed, HIGHEST_NANOS));
-            }
+            inFlight[i] = true;
         }
     }
 

@@ -4,6 +4,8 @@ import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.cli.Cli;
 import io.rdmacomm.kvstore.KvServer;
 import io.rdmacomm.kvstore.KvServerConfig;
+import io.rdmacomm.kvstore.ValueTransfer;
+import java.util.Locale;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -14,8 +16,8 @@ import picocli.CommandLine.Option;
 @Command(name = "kv-server", mixinStandardHelpOptions = true, version = "kv-server 0.1.0", sortOptions = false,
         description = {
             "Serves a key-value store until SIGINT or SIGTERM: a gRPC control plane on --listen and a data plane"
-                + " on --data-endpoint, where values move one-sided between the memory pool and each client's"
-                + " registered buffer (see README.md).",
+                + " on --data-endpoint, where values move between the memory pool and each client's registered"
+                + " buffer, one-sided or inline (--values; see README.md).",
             "Prints 'listening HOST:PORT data URI' on stdout once it serves, with the ports actually bound."})
 public final class KvServerMain implements Callable<Integer> {
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(15);
@@ -52,6 +54,13 @@ public final class KvServerMain implements Callable<Integer> {
             description = "how long a new session may take to connect its data plane (default: ${DEFAULT-VALUE})")
     private Duration attachTimeout;
 
+    @Option(names = "--values", paramLabel = "MODE", defaultValue = "auto",
+            description = "how values move on the data plane: one-sided (the server puts and gets them in the"
+                    + " client's registered buffer), inline (inside the request and reply messages), or auto:"
+                    + " inline on tcp://, whose one-sided operations are messages on the same socket anyway,"
+                    + " one-sided elsewhere (default: ${DEFAULT-VALUE})")
+    private String values;
+
     @Option(names = {"-v", "--verbose"}, description = "log sessions on stderr; print stack traces of errors")
     private boolean verbose;
 
@@ -79,10 +88,16 @@ public final class KvServerMain implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--listen '" + listen + "' is not"
                     + " HOST:PORT");
         }
+        ValueTransfer transfer = switch (values) {
+            case "auto", "one-sided", "inline" ->
+                    ValueTransfer.valueOf(values.replace('-', '_').toUpperCase(Locale.ROOT));
+            default -> throw new CommandLine.ParameterException(spec.commandLine(), "--values must be auto, one-sided"
+                    + " or inline, got '" + values + "'");
+        };
         KvServerConfig config;
         try {
             config = new KvServerConfig(address.host(), address.port(), dataEndpoint, memory, maxValue, maxKey,
-                    maxSessions, attachTimeout);
+                    maxSessions, attachTimeout, transfer);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -197,4 +197,18 @@ class KvCliTest {
             assertEquals("local://kv-cli-test", json.get("data_endpoint").asText());
         }
     }
+
+    @Test
+    void benchDrivesSeveralClientsFromOneThread() throws Exception {
+        Run r = client("bench", "--ops", "300", "--warmup", "30", "--clients", "3", "--threads", "1", "--value-size",
+                "100", "--keys", "10", "--get-ratio", "0.5", "--json");
+        assertEquals(0, r.status(), r.err());
+        JsonNode json = new ObjectMapper().readTree(r.out());
+        assertEquals(3, json.get("clients").asInt());
+        assertEquals(1, json.get("threads").asInt());
+        assertEquals(300, json.get("gets").asLong() + json.get("puts").asLong());
+        Run tooMany = client("bench", "--clients", "2", "--threads", "3");
+        assertEquals(2, tooMany.status());
+        assertTrue(tooMany.err().contains("--threads must be 1 to --clients (2), got 3"), tooMany.err());
+    }
 }

@@ -3,6 +3,7 @@ package io.rdmacomm.rdma.ucx;
 import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.Completion;
@@ -11,15 +12,20 @@ import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.UcxTransports;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
+import io.rdmacomm.rdma.spi.SharedEndpoints;
+import io.rdmacomm.rdma.spi.UcxWire;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpAmData;
 import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpRemoteKey;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,7 +33,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A channel on one UCP endpoint: its connection state, its {@link UcxMemory}, the {@link UcxRequests} that carry
  * its operations and the {@link UcxInbox} for what arrives. Active message headers start with the receiver's
- * channel id (0 on a client's own worker); the server tells a client its id in an {@code AM_ID} message first.
+ * channel id on its node, which the engine's bootstrap exchanged together with the nodes' worker addresses.
  */
 final class UcxChannel implements RdmaChannel {
     private static final Logger LOG = LoggerFactory.getLogger(UcxChannel.class);
@@ -43,6 +49,7 @@ final class UcxChannel implements RdmaChannel {
     /** Connect and close wait with it (woken by the server's id, a failure, completions, progress). */
     private final Waiter waiter;
     volatile UcpEndpoint ep;
+    private volatile SharedEndpoints.Shared<UcpEndpoint, UcxChannel> shared;
     volatile ChannelHandler handler;
     volatile int remoteId = -1;
     private volatile IOException failure;
@@ -66,7 +73,7 @@ final class UcxChannel implements RdmaChannel {
         this.id = id;
         this.peerName = peerName;
         this.eager = eager;
-        this.memory = new UcxMemory(loop.context);
+        this.memory = new UcxMemory(loop.context, eager);
         this.requests = new UcxRequests(this, loop);
         this.inbox = new UcxInbox(this, memory);
         this.waiter = new Waiter(0, null, () -> false, () -> "to " + peerName);
@@ -79,31 +86,60 @@ final class UcxChannel implements RdmaChannel {
 
     // ---- connection ------------------------------------------------------------------------------------------
 
+    @Override
+    public int localId() {
+        return id;
+    }
+
     /**
-     * Client side: waits until the server sent this channel's id, or the connection failed.
-     *
-     * @return the failure, or null once connected
-     * @throws java.net.SocketTimeoutException if the deadline passes first
+     * Takes the node's endpoint to the peer's worker, created from its address on either side (UCX connects lazily,
+     * on the first operation; see {@link SharedEndpoints}). No connection manager and no listener: nothing of UCX is
+     * reachable before the bootstrap.
      */
-    IOException awaitConnected(long deadline) throws IOException {
-        waiter.await(() -> remoteId >= 0 || failure != null, deadline, "connecting (connectTimeout)");
-        return remoteId >= 0 ? null : failure;
+    @Override
+    public void connect(byte[] peerAddress, int peerChannelId, Role role, long deadline) throws IOException {
+        if (ep != null) {
+            throw new IllegalStateException("the channel to " + peerName + " is connected already");
+        }
+        remoteId = peerChannelId;
+        try {
+            SharedEndpoints.Shared<UcpEndpoint, UcxChannel> s = loop.endpoints.acquire(peerAddress, this);
+            shared = s;
+            ep = s.endpoint();
+        } catch (RuntimeException e) {
+            ConnectException ce = new ConnectException("UCX could not reach the worker of " + peerName + ": "
+                    + e.getMessage());
+            ce.initCause(e);
+            throw ce;
+        }
+    }
+
+    @Override
+    public boolean boundsEnforcedByTransport() {
+        return !eager;
     }
 
     /**
      * Enters a call on the endpoint; false once the channel is closed, and the caller must not touch the endpoint
-     * (UCX forbids operations on an endpoint being closed). Every true is followed by {@link #exit()}.
+     * (UCX forbids operations on an endpoint being closed). Every true is followed by {@link #exit()}; in between
+     * the node's lock is held ({@link WorkerLoop}).
      */
     boolean enter() {
         inEndpoint.incrementAndGet();
         if (closed.get()) {
-            exit();
+            left();
             return false;
         }
+        loop.lock();
         return true;
     }
 
     void exit() {
+        loop.unlock();
+        left();
+    }
+
+    private void left() {
         if (inEndpoint.decrementAndGet() == 0 && closed.get()) {
             waiter.wake();
         }
@@ -164,7 +200,7 @@ final class UcxChannel implements RdmaChannel {
 
     @Override
     public int maxMessageSize() {
-        return 64 * 1024;
+        return UcxWire.MAX_CONTROL;
     }
 
     @Override
@@ -175,27 +211,24 @@ final class UcxChannel implements RdmaChannel {
     @Override
     public void write(LocalRegion src, long srcAddress, RemoteRegion dst, long dstAddress, int length,
             ByteBuffer notification, Completion done) {
-        if (eager) {
+        UcpRemoteKey key = UcxMemory.key(dst);
+        if (eager || key == null) {
             requests.eagerWrite(srcAddress, dstAddress, length, notification, done);
         } else {
-            requests.putWrite(srcAddress, UcxMemory.key(dst), dstAddress, length, notification, done);
+            requests.putWrite(srcAddress, key, dstAddress, length, notification, done);
         }
     }
 
     @Override
     public void read(RemoteRegion src, long srcAddress, LocalRegion dst, long dstAddress, int length,
             Completion done) {
-        requests.read(UcxMemory.key(src), srcAddress, dstAddress, length, done);
-    }
-
-    @Override
-    public boolean poll() {
-        return loop.pollFromApplication();
-    }
-
-    @Override
-    public void pollingEnded() {
-        loop.pollingEnded();
+        UcpRemoteKey key = UcxMemory.key(src);
+        if (key == null) {
+            done.failed(new RemoteAccessException("one-sided read of " + src.descriptor() + " of " + peerName
+                    + " is withheld: the owner's transport does not check remote bounds, so it serves reads itself"));
+            return;
+        }
+        requests.read(key, srcAddress, dstAddress, length, done);
     }
 
     // ---- events ----------------------------------------------------------------------------------------------
@@ -206,12 +239,8 @@ final class UcxChannel implements RdmaChannel {
             return;
         }
         switch (type) {
-            case WorkerLoop.AM_ID -> {
-                remoteId = header.getInt(4);
-                waiter.wake();
-            }
-            case WorkerLoop.AM_CONTROL -> inbox.onControl(data);
-            case WorkerLoop.AM_WRITE -> inbox.onWrite(header, data);
+            case UcxWire.AM_CONTROL -> inbox.onControl(data);
+            case UcxWire.AM_WRITE -> inbox.onWrite(header, data);
             default -> LOG.warn("unknown active message {} from {}", type, peerName);
         }
     }
@@ -258,7 +287,8 @@ final class UcxChannel implements RdmaChannel {
         }
         memory.releaseRemotes();
         UcpEndpoint e = ep;
-        if (e != null) {
+        SharedEndpoints.Shared<UcpEndpoint, UcxChannel> s = shared;
+        if (e != null && loop.endpoints.release(s, this)) {
             loop.begin();
             try {
                 // a flush-close of an endpoint that cannot flush (never connected, peer gone) stays pending
@@ -266,12 +296,13 @@ final class UcxChannel implements RdmaChannel {
                 boolean flushed = false;
                 if (failure == null && remoteId >= 0) {
                     try {
-                        flushed = waitFor(e.flushNonBlocking(wakeOnCompletion)) && failure == null;
+                        flushed = waitFor(locked(() -> e.flushNonBlocking(wakeOnCompletion))) && failure == null;
                     } catch (RuntimeException ex) {
                         LOG.debug("flushing the endpoint to {}: {}", peerName, ex.toString());
                     }
                 }
-                if (!waitFor(flushed ? e.closeNonBlockingFlush() : e.closeNonBlockingForce())) {
+                boolean flush = flushed;
+                if (!waitFor(locked(() -> flush ? e.closeNonBlockingFlush() : e.closeNonBlockingForce()))) {
                     LOG.warn("closing the endpoint to {} did not complete within {} ms", peerName,
                             TimeUnit.NANOSECONDS.toMillis(CLOSE_WAIT_NANOS));
                 }
@@ -283,7 +314,16 @@ final class UcxChannel implements RdmaChannel {
         }
         memory.releaseRegions();
         loop.remove(id);
-        loop.release();
+    }
+
+    /** Issues a request with the node's lock held. */
+    private UcpRequest locked(Supplier<UcpRequest> issue) {
+        loop.lock();
+        try {
+            return issue.get();
+        } finally {
+            loop.unlock();
+        }
     }
 
     /**

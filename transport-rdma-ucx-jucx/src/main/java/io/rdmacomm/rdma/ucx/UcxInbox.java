@@ -1,6 +1,7 @@
 package io.rdmacomm.rdma.ucx;
 
 import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.rdma.spi.UcxWire;
 import java.nio.ByteBuffer;
 import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.UcxUtils;
@@ -33,9 +34,9 @@ final class UcxInbox {
 
     /** An eager write: the header names destination and length, the notification follows it. */
     void onWrite(ByteBuffer header, UcpAmData data) {
-        long dst = header.getLong(4);
-        int length = header.getInt(12);
-        ByteBuffer note = header.duplicate().position(UcxRequests.WRITE_HEADER);
+        long dst = header.getLong(UcxWire.WRITE_ADDRESS);
+        int length = header.getInt(UcxWire.WRITE_LENGTH);
+        ByteBuffer note = header.duplicate().position(UcxWire.WRITE_HEADER);
         ByteBuffer noteCopy = note.hasRemaining() ? ByteBuffer.allocate(note.remaining()).put(note).flip() : null;
         if (data.getLength() != length || !memory.acceptsWrite(dst, length)) {
             channel.failConnection(new CommunicatorException(channel.peerName() + " wrote " + length

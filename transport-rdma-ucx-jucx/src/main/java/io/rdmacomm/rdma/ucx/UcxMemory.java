@@ -6,6 +6,7 @@ import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
+import io.rdmacomm.rdma.spi.UcxTransports;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Set;
@@ -21,15 +22,20 @@ import org.openucx.jucx.ucp.UcpRemoteKey;
 /**
  * The memory of one UCX channel: regions mapped for it ({@code ucp_mem_map} of application memory, or memory UCX
  * allocates) and the peer's regions whose keys were unpacked on its endpoint. Everything is released with the
- * channel at the latest.
+ * channel at the latest. Where the node withholds one-sided access ({@link UcxTransports#oneSidedWithheld()}),
+ * nothing is mapped: a region is only the bounds that incoming writes are checked against, its descriptor carries
+ * no key, and the peer's descriptors are never unpacked (writes to them travel as active messages).
  */
 final class UcxMemory {
+    private static final byte[] NO_KEY = new byte[0];
     private final UcpContext context;
+    private final boolean withheld;
     private final Set<Region> regions = ConcurrentHashMap.newKeySet();
     private final Set<Remote> remotes = ConcurrentHashMap.newKeySet();
 
-    UcxMemory(UcpContext context) {
+    UcxMemory(UcpContext context, boolean withheld) {
         this.context = context;
+        this.withheld = withheld;
     }
 
     LocalRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
@@ -38,6 +44,9 @@ final class UcxMemory {
         }
         // UcxUtils.getAddress adds the buffer's position; the region starts at index 0 whatever the position is
         long address = UcxUtils.getAddress(buffer.duplicate().position(0));
+        if (withheld) {
+            return add(new Region(buffer, null, new RegionDescriptor(address, buffer.capacity(), access, NO_KEY)));
+        }
         UcpMemory mem;
         try {
             mem = context.memoryMap(new UcpMemMapParams().setAddress(address).setLength(buffer.capacity())
@@ -50,6 +59,10 @@ final class UcxMemory {
     }
 
     RegisteredBuffer allocate(int length, Set<Access> access) throws IOException {
+        if (withheld) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(length);
+            return new RegisteredBuffer(buffer, register(buffer, access));
+        }
         UcpMemory mem;
         try {
             mem = context.memoryMap(new UcpMemMapParams().allocate().setLength(length)
@@ -87,6 +100,9 @@ final class UcxMemory {
 
     RemoteRegion unpack(UcpEndpoint ep, RegionDescriptor descriptor) throws IOException {
         byte[] key = descriptor.key();
+        if (withheld || key.length == 0) {
+            return new Remote(descriptor, null);
+        }
         ByteBuffer direct = ByteBuffer.allocateDirect(key.length).put(key).flip();
         UcpRemoteKey rkey;
         try {
@@ -100,7 +116,11 @@ final class UcxMemory {
         return r;
     }
 
-    /** The unpacked key of a region {@link #unpack} returned. */
+    /**
+     * The unpacked key of a region {@link #unpack} returned; null where there is none (one-sided access withheld by
+     * this node or by the peer, which sent no key): such a region is written with active messages and read through
+     * the engine.
+     */
     static UcpRemoteKey key(RemoteRegion r) {
         return ((Remote) r).rkey;
     }
@@ -157,7 +177,9 @@ final class UcxMemory {
         public void close() {
             if (released.compareAndSet(false, true)) {
                 regions.remove(this);
-                mem.deregister();
+                if (mem != null) {
+                    mem.deregister();
+                }
             }
         }
     }
@@ -181,7 +203,9 @@ final class UcxMemory {
         public void close() {
             if (released.compareAndSet(false, true)) {
                 remotes.remove(this);
-                rkey.close();
+                if (rkey != null) {
+                    rkey.close();
+                }
             }
         }
     }

@@ -2,11 +2,13 @@ package io.rdmacomm.rdma.ucx;
 
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.rdma.spi.Completion;
+import io.rdmacomm.rdma.spi.UcxWire;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.UcxUtils;
+import org.openucx.jucx.ucp.UcpConstants;
 import org.openucx.jucx.ucp.UcpRemoteKey;
 import org.openucx.jucx.ucp.UcpRequest;
 
@@ -15,11 +17,10 @@ import org.openucx.jucx.ucp.UcpRequest;
  * and (small) payload of one active message, each also the JUCX callback of the requests that carry it. The steady
  * state thus issues requests without allocating memory of its own (JUCX itself allocates a request object per
  * operation). A write is put, flush, then the notification from the same slot; or, where the channel is eager
- * (UCX_TLS leaves only tcp), one active message carrying data and notification.
+ * (one-sided access withheld: shared memory, tcp), one active message carrying data and notification.
  */
 final class UcxRequests {
     /** Bytes of a write's active message header: receiver id, destination address, length; the notification follows. */
-    static final int WRITE_HEADER = 4 + 8 + 4;
     private static final int SLOT_SIZE = 2048;
     private static final int SLOTS = 32;
 
@@ -42,20 +43,20 @@ final class UcxRequests {
         Slot s = slot(4 + n);
         s.start(Slot.SEND, done, "send").put(message.duplicate());
         if (usable(s)) {
-            am(s, WorkerLoop.AM_CONTROL, s.address, 4, s.address + 4, n);
+            am(s, UcxWire.AM_CONTROL, s.address, 4, s.address + 4, n);
         }
     }
 
     /** An active message carrying the data and the notification; the target's progress places the data. */
     void eagerWrite(long srcAddress, long dstAddress, int length, ByteBuffer notification, Completion done) {
         int noteLength = notification == null ? 0 : notification.remaining();
-        Slot s = slot(WRITE_HEADER + noteLength);
+        Slot s = slot(UcxWire.WRITE_HEADER + noteLength);
         ByteBuffer h = s.start(Slot.EAGER_WRITE, done, "write").putLong(dstAddress).putInt(length);
         if (notification != null) {
             h.put(notification.duplicate());
         }
         if (usable(s)) {
-            am(s, WorkerLoop.AM_WRITE, s.address, h.position(), srcAddress, length);
+            am(s, UcxWire.AM_WRITE, s.address, h.position(), srcAddress, length);
         }
     }
 
@@ -164,7 +165,9 @@ final class UcxRequests {
         }
         UcpRequest r;
         try {
-            r = channel.ep.sendAmNonBlocking(amId, headerAddress, headerLength, dataAddress, dataLength, 0, s,
+            // engine messages always eager: an ucx-ffm peer refuses a control message that arrives as rendezvous
+            long flags = amId == UcxWire.AM_CONTROL ? UcpConstants.UCP_AM_SEND_FLAG_EAGER : 0;
+            r = channel.ep.sendAmNonBlocking(amId, headerAddress, headerLength, dataAddress, dataLength, flags, s,
                     UcxRuntime.HOST_MEMORY);
         } catch (RuntimeException e) {
             s.fail(gen, new CommunicatorException("active message to " + channel.peerName() + " failed: "
@@ -256,7 +259,7 @@ final class UcxRequests {
                 case PUT_FLUSH -> {
                     // the data is placed: now the notification, from this slot
                     stage = NOTE;
-                    am(this, WorkerLoop.AM_CONTROL, address, 4, address + 4, amLength - 4);
+                    am(this, UcxWire.AM_CONTROL, address, 4, address + 4, amLength - 4);
                     d.completed();
                 }
                 case EAGER_WRITE -> {

@@ -1,10 +1,12 @@
 package io.rdmacomm.rdma.ucx;
 
+import io.rdmacomm.rdma.spi.UcxTransports;
 import java.util.Optional;
 import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpEndpointParams;
 import org.openucx.jucx.ucp.UcpParams;
 
-/** The process-wide UCP context, created on first use and destroyed when its last user releases it. */
+/** What the provider asks of the system's UCX: whether it loads, the context of a node, transport choices. */
 final class UcxRuntime {
     /**
      * UCS_MEMORY_TYPE_HOST, passed to every call that takes a memory type: JUCX's ByteBuffer overloads pass a
@@ -12,8 +14,6 @@ final class UcxRuntime {
      */
     static final int HOST_MEMORY = 0;
     private static Optional<String> cause;
-    private static UcpContext context;
-    private static int users;
 
     private UcxRuntime() {
     }
@@ -44,19 +44,26 @@ final class UcxRuntime {
                 + " `apt-get install libucx0` (Debian/Ubuntu; JUCX 1.12.1 needs libucp.so.0)";
     }
 
-    static synchronized UcpContext acquire() {
-        if (context == null) {
-            context = new UcpContext(new UcpParams().requestAmFeature().requestRmaFeature().requestWakeupFeature()
-                    .setMtWorkersShared(true));
+    /**
+     * A new UCP context, on {@code netDevices} (UCX_NET_DEVICES) unless null. Endpoints of its workers are created
+     * from worker addresses only. Without RMA where one-sided access is withheld from peers (see
+     * {@link UcxTransports#oneSidedWithheld()} and {@link UcxTransports#contextConfig}).
+     */
+    static UcpContext newContext(String netDevices) {
+        UcpParams p = new UcpParams().requestAmFeature().requestWakeupFeature().setMtWorkersShared(true);
+        if (!UcxTransports.oneSidedWithheld()) {
+            p.requestRmaFeature();
         }
-        users++;
-        return context;
+        UcxTransports.contextConfig(netDevices).forEach(p::setConfig);
+        return new UcpContext(p);
     }
 
-    static synchronized void release() {
-        if (--users == 0) {
-            context.close();
-            context = null;
-        }
+    /**
+     * Endpoints in UCX's default error mode, not peer mode: libucx 1.13 gives a peer-mode endpoint only transports
+     * that report peer failure, which leaves out shared memory (sysv/posix active messages, cma put). A vanished
+     * peer is detected by the engine's bootstrap socket; the endpoint's error handler reports what UCX notices.
+     */
+    static UcpEndpointParams endpointParams() {
+        return new UcpEndpointParams();
     }
 }

@@ -1,6 +1,12 @@
 package io.rdmacomm.rdma.ucx;
 
 import io.rdmacomm.api.support.Waiter;
+import io.rdmacomm.rdma.spi.ChannelHandler;
+import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RdmaNode;
+import io.rdmacomm.rdma.spi.SharedEndpoints;
+import io.rdmacomm.rdma.spi.UcxTransports;
+import io.rdmacomm.rdma.spi.UcxWire;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -8,11 +14,15 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpAmData;
 import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpEndpoint;
 import org.openucx.jucx.ucp.UcpRequest;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
@@ -20,16 +30,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A thread-safe UCP worker and the thread that progresses it, sleeping in {@code ucp_worker_wait} when idle so
- * one-sided operations and control messages complete while the application does not call in. Shared by a
- * listener and its channels (reference counted); active messages are routed to channels by the receiver id in
- * their header.
+ * The provider's node: a UCP context and thread-safe worker restricted to one interface's devices, and the thread
+ * that progresses the worker, sleeping in {@code ucp_worker_wait} when idle so one-sided operations and control
+ * messages complete while the application does not call in. Shared by every connection of the process on that
+ * interface, server and client side (reference counted by {@link UcxProvider#node}); active messages are routed
+ * to channels by the receiver id in their header.
  */
-final class WorkerLoop {
+final class WorkerLoop implements RdmaNode {
     private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);
-    static final int AM_ID = 1;
-    static final int AM_CONTROL = 2;
-    static final int AM_WRITE = 3;
     private static final long POLL_PAUSE_NANOS = 20_000;
     /**
      * How long the progress thread stays aside after an application thread last polled, unless told sooner that
@@ -39,35 +47,79 @@ final class WorkerLoop {
 
     final UcpContext context;
     final UcpWorker worker;
+    private final byte[] address;
+    /** The endpoints to peer workers, shared by this node's channels. */
+    final SharedEndpoints<UcpEndpoint, UcxChannel> endpoints;
     private final Thread thread;
     private final Map<Integer, UcxChannel> channels = new ConcurrentHashMap<>();
+    private final AtomicInteger ids = new AtomicInteger(1);
+    /** Whether one-sided access is withheld from peers: writes are active messages, gets are the engine's. */
+    private final boolean eager = UcxTransports.oneSidedWithheld();
+    /** Called by each {@link #close()}; true once the last user left. */
+    private final BooleanSupplier lastUserLeft;
     private volatile boolean running = true;
     private volatile boolean sleeping;
     /** Whether the thread parks because an application thread polls; {@link #pollingEnded()} unparks it. */
     private volatile boolean asideForApp;
-    private volatile long lastAppPoll = System.nanoTime() - APP_POLL_GRACE_NANOS;
+    /** Whether an application thread is inside {@link #poll()}. */
+    private final AtomicBoolean appPolling = new AtomicBoolean();
+    /** Set by every application poll, cleared by this thread when it looks (a clock read per poll cost more). */
+    private volatile boolean appPolled;
     /** UCX requests not completed yet: while any exists the thread polls, since pending sends get no wakeup. */
     private final AtomicInteger inflight = new AtomicInteger();
-    private int users = 1;
     private final List<Waiter> progressWatchers = new CopyOnWriteArrayList<>();
+    /**
+     * Held around every call into UCX that can run callbacks or contend for the worker (progress, sends, puts,
+     * gets, flushes, endpoint creation and close): in thread-safe mode libucp guards the worker with a spinlock, and
+     * 64 connections' threads spinning on it starved the one holding it on 2 cores (the contract kit's 64 peers on
+     * UCX_TLS=tcp missed their 50 s, thread dumps full of threads RUNNABLE in sendAmNonBlockingNative). Waiting here
+     * parks instead. Callbacks run with it held, so a send from a callback re-enters it.
+     */
+    private final ReentrantLock lock = new ReentrantLock();
 
-    WorkerLoop(String what) {
-        context = UcxRuntime.acquire();
+    /**
+     * A node for {@code side}'s connections on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice);
+     * {@code lastUserLeft} counts its users down (see {@link io.rdmacomm.rdma.spi.NodeRegistry}).
+     */
+    WorkerLoop(String netDevices, RdmaChannel.Role side, BooleanSupplier lastUserLeft) {
+        this.lastUserLeft = lastUserLeft;
+        context = UcxRuntime.newContext(netDevices);
         UcpWorker w;
         try {
             w = context.newWorker(new UcpWorkerParams().requestThreadSafety().requestWakeupRMA()
                     .requestWakeupTX().requestWakeupRX());
         } catch (RuntimeException e) {
-            UcxRuntime.release();
+            context.close();
             throw e;
         }
         worker = w;
-        worker.setAmRecvHandler(AM_ID, (h, hs, d, ep) -> onAm(AM_ID, h, hs, d));
-        worker.setAmRecvHandler(AM_CONTROL, (h, hs, d, ep) -> onAm(AM_CONTROL, h, hs, d));
-        worker.setAmRecvHandler(AM_WRITE, (h, hs, d, ep) -> onAm(AM_WRITE, h, hs, d));
-        thread = new Thread(this::run, "rdmacomm-rdma-progress-" + what);
+        endpoints = new SharedEndpoints<>(this::newEndpoint);
+        ByteBuffer a = worker.getAddress();
+        address = new byte[a.remaining()];
+        a.get(address);
+        worker.setAmRecvHandler(UcxWire.AM_CONTROL, (h, hs, d, ep) -> onAm(UcxWire.AM_CONTROL, h, hs, d));
+        worker.setAmRecvHandler(UcxWire.AM_WRITE, (h, hs, d, ep) -> onAm(UcxWire.AM_WRITE, h, hs, d));
+        thread = new Thread(this::run, "rdmacomm-rdma-progress-ucx-" + (side == RdmaChannel.Role.ACTIVE ? "client"
+                : "server") + (netDevices == null ? "" : "-" + netDevices));
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** The endpoint to a peer worker, shared by this node's channels to it; its error fails them all. */
+    private UcpEndpoint newEndpoint(byte[] address, SharedEndpoints.Shared<UcpEndpoint, UcxChannel> shared) {
+        ByteBuffer direct = ByteBuffer.allocateDirect(address.length).put(address).flip();
+        lock.lock();
+        try {
+            return worker.newEndpoint(UcxRuntime.endpointParams().setUcpAddress(direct)
+                    .setErrorHandler((ep, status, message) -> {
+                        shared.failed();
+                        for (UcxChannel c : shared.users()) {
+                            c.onEpError(ep, status, message);
+                        }
+                    }).setName("rdmacomm"));
+        } finally {
+            lock.unlock();
+        }
     }
 
     private int onAm(int type, long headerAddress, long headerSize, UcpAmData data) {
@@ -86,14 +138,12 @@ final class WorkerLoop {
     private void run() {
         while (running) {
             try {
-                long sinceAppPoll = System.nanoTime() - lastAppPoll;
-                if (sinceAppPoll < APP_POLL_GRACE_NANOS) {
+                if (appPolled) {
                     // a busy-polling application thread drives the worker: stay off its lock and off the CPU
                     // (waking up every few microseconds costs the poller its core on a small machine)
+                    appPolled = false;
                     asideForApp = true;
-                    if (System.nanoTime() - lastAppPoll < APP_POLL_GRACE_NANOS) {
-                        LockSupport.parkNanos(this, APP_POLL_GRACE_NANOS - sinceAppPoll);
-                    }
+                    LockSupport.parkNanos(this, APP_POLL_GRACE_NANOS);
                     asideForApp = false;
                     continue;
                 }
@@ -103,7 +153,7 @@ final class WorkerLoop {
                         continue;
                     }
                     sleeping = true;
-                    if (worker.progress() == 0 && inflight.get() == 0 && running) {
+                    if (progress() == 0 && inflight.get() == 0 && running) {
                         worker.waitForEvents();
                     }
                     sleeping = false;
@@ -139,18 +189,51 @@ final class WorkerLoop {
         }
     }
 
-    /** Progresses on an application thread that busy-polls; false if nothing happened or the worker threw. */
-    boolean pollFromApplication() {
-        lastAppPoll = System.nanoTime();
+    @Override
+    public byte[] address() {
+        return address.clone();
+    }
+
+    @Override
+    public RdmaChannel newChannel(String peerName, ChannelHandler handler) {
+        int id = ids.getAndIncrement();
+        UcxChannel ch = new UcxChannel(this, id, peerName, eager);
+        ch.handler = handler;
+        channels.put(id, ch);
+        return ch;
+    }
+
+    /**
+     * Progresses on an application thread that busy-polls; false if nothing happened, the worker threw, or another
+     * application thread is polling already: the worker is shared by every connection of the process, and many
+     * threads spinning on its lock (UCX's spinlock) starved each other on a small machine (64 concurrent peers in
+     * one process did not finish their exchanges within 50 s).
+     */
+    @Override
+    public boolean poll() {
+        if (!appPolled) {
+            appPolled = true;
+        }
+        if (!appPolling.compareAndSet(false, true)) {
+            return false;
+        }
         try {
             return progress() > 0;
         } catch (Exception e) {
             return false;
+        } finally {
+            appPolling.set(false);
         }
     }
 
     private int progress() throws Exception {
-        int n = worker.progress();
+        int n;
+        lock.lock();
+        try {
+            n = worker.progress();
+        } finally {
+            lock.unlock();
+        }
         if (n > 0 && !progressWatchers.isEmpty()) {
             for (Waiter w : progressWatchers) {
                 w.wake();
@@ -172,35 +255,38 @@ final class WorkerLoop {
     }
 
     /** An application thread stopped polling: take over progress now rather than after the grace period. */
-    void pollingEnded() {
-        lastAppPoll = System.nanoTime() - APP_POLL_GRACE_NANOS;
+    @Override
+    public void pollingEnded() {
+        appPolled = false;
         if (asideForApp) {
             LockSupport.unpark(thread);
         }
+    }
+
+    void lock() {
+        lock.lock();
+    }
+
+    void unlock() {
+        lock.unlock();
     }
 
     void end() {
         inflight.decrementAndGet();
     }
 
-    void add(int id, UcxChannel ch) {
-        channels.put(id, ch);
-    }
-
     void remove(int id) {
         channels.remove(id);
     }
 
-    synchronized void retain() {
-        users++;
-    }
-
-    /** Drops one user; the last one stops the thread and destroys the worker. */
-    void release() {
-        synchronized (this) {
-            if (--users > 0) {
-                return;
-            }
+    /** Drops one user; the last one stops the thread and destroys the worker and context. */
+    @Override
+    public void close() {
+        if (!lastUserLeft.getAsBoolean()) {
+            return;
+        }
+        if (!channels.isEmpty()) {
+            LOG.warn("{} released with {} channels open", thread.getName(), channels.size());
         }
         running = false;
         worker.signal();
@@ -214,6 +300,6 @@ final class WorkerLoop {
             return;
         }
         worker.close();
-        UcxRuntime.release();
+        context.close();
     }
 }

@@ -1,6 +1,5 @@
 package io.rdmacomm.rdma.ucx;
 
-import io.rdmacomm.rdma.spi.RawByteChannel;
 import io.rdmacomm.testkit.TransportUnderTest;
 import java.util.Optional;
 
@@ -9,10 +8,12 @@ final class UcxTestHooks {
     private UcxTestHooks() {
     }
 
-    /** The kit's transport for rdma:// with ucx-jucx, whose raw connections skip the rdmacomm handshake. */
+    /**
+     * The kit's transport for rdma:// with ucx-jucx; raw connections are the kit's default plain sockets, since the
+     * engine's bootstrap port is a TCP socket.
+     */
     static TransportUnderTest transport() {
-        return TransportUnderTest.of("rdma://127.0.0.1:0?provider=ucx-jucx")
-                .withRawConnector(served -> RawByteChannel.connect(new UcxProvider(), served.socketAddress()));
+        return TransportUnderTest.of("rdma://127.0.0.1:0?provider=ucx-jucx");
     }
 
     /** Same, but only where UCX_TLS=tcp is in the environment (the surefire execution "ucx-tcp" sets it). */

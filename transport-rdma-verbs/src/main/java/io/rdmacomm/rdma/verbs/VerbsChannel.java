@@ -39,6 +39,11 @@ import org.slf4j.LoggerFactory;
 final class VerbsChannel implements RdmaChannel {
     private static final Logger LOG = LoggerFactory.getLogger(VerbsChannel.class);
     static final int AWAIT_MILLIS = 50;
+    /**
+     * How long one poll of a closing thread waits for completions: a spinning {@link Waiter} reads the clock only
+     * every {@code Waiter.CLOCK_EVERY} polls, so a poll must be short for the close's bound to hold.
+     */
+    private static final int CLOSING_AWAIT_MILLIS = 1;
     private static final long CLOSE_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final Verbs verbs;
@@ -113,9 +118,22 @@ final class VerbsChannel implements RdmaChannel {
         return settings.slotSize() - VerbsCalls.HEADER_BYTES;
     }
 
+    /** Channels made by rdma-cm have no node id of their own: a {@link VerbsNode} channel wraps them. */
     @Override
-    public boolean poll() {
-        return false;
+    public int localId() {
+        return 0;
+    }
+
+    /** Connected by rdma-cm already ({@link VerbsConnector}, {@link VerbsListener}). */
+    @Override
+    public void connect(byte[] peerAddress, int peerChannelId, Role role, long deadline) {
+        throw new IllegalStateException("a queue pair is connected by rdma-cm");
+    }
+
+    /** The NIC checks remote keys against registered bounds. */
+    @Override
+    public boolean boundsEnforcedByTransport() {
+        return true;
     }
 
     @Override
@@ -351,7 +369,7 @@ final class VerbsChannel implements RdmaChannel {
             return false;
         }
         try {
-            return progressOnce() > 0 || verbs.awaitCompletions(AWAIT_MILLIS) && progressOnce() > 0;
+            return progressOnce() > 0 || verbs.awaitCompletions(CLOSING_AWAIT_MILLIS) && progressOnce() > 0;
         } catch (IOException | RuntimeException e) {
             LOG.debug("draining completions of the connection to {} while closing: {}", peer, e.toString());
             pollingBroken = true;

@@ -5,8 +5,6 @@ import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaConnParam;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.rdma.spi.ChannelHandler;
-import io.rdmacomm.rdma.spi.ListenerHandler;
-import io.rdmacomm.rdma.spi.RdmaListener;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -24,14 +22,21 @@ import org.slf4j.LoggerFactory;
  * {@code listen}) or fails (peer gone, rejected) is destroyed, and
  * the listener goes on serving others.
  */
-final class VerbsListener implements RdmaListener {
+final class VerbsListener implements AutoCloseable {
+    /** Receives the established connections of a listener, on its rdma-cm thread; must not block. */
+    @FunctionalInterface
+    interface Handler {
+        /** Returns the handler of the new channel's events. */
+        ChannelHandler onConnection(VerbsChannel channel);
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(VerbsListener.class);
     static final long ESTABLISH_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final int BACKLOG = 128;
 
     private final Verbs.Cm cm;
     private final Settings settings;
-    private final ListenerHandler handler;
+    private final Handler handler;
     private final long establishTimeoutNanos;
     private final Map<RdmaCmId, Half> halfOpen = new ConcurrentHashMap<>();
     private CmLoop loop;
@@ -42,19 +47,19 @@ final class VerbsListener implements RdmaListener {
     private record Half(VerbsChannel channel, long deadline) {
     }
 
-    private VerbsListener(Verbs.Cm cm, Settings settings, ListenerHandler handler, long establishTimeoutNanos) {
+    private VerbsListener(Verbs.Cm cm, Settings settings, Handler handler, long establishTimeoutNanos) {
         this.cm = cm;
         this.settings = settings;
         this.handler = handler;
         this.establishTimeoutNanos = establishTimeoutNanos;
     }
 
-    static VerbsListener open(Verbs.Cm cm, Settings settings, InetSocketAddress address, ListenerHandler handler)
+    static VerbsListener open(Verbs.Cm cm, Settings settings, InetSocketAddress address, Handler handler)
             throws IOException {
         return open(cm, settings, address, handler, ESTABLISH_TIMEOUT_NANOS);
     }
 
-    static VerbsListener open(Verbs.Cm cm, Settings settings, InetSocketAddress address, ListenerHandler handler,
+    static VerbsListener open(Verbs.Cm cm, Settings settings, InetSocketAddress address, Handler handler,
             long establishTimeoutNanos) throws IOException {
         if (address.isUnresolved() || !(address.getAddress() instanceof java.net.Inet4Address)) {
             throw new IOException("cannot listen on " + address + " with the verbs provider: DiSNI 2.1's rdma-cm"
@@ -76,8 +81,8 @@ final class VerbsListener implements RdmaListener {
         }
     }
 
-    @Override
-    public InetSocketAddress address() {
+    /** The bound address (with the port actually chosen). */
+    InetSocketAddress address() {
         return address;
     }
 

@@ -2,12 +2,14 @@ package io.rdmacomm.rdma.verbs;
 
 import io.rdmacomm.api.TransportUnavailableException;
 import io.rdmacomm.rdma.spi.ChannelHandler;
-import io.rdmacomm.rdma.spi.ListenerHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
-import io.rdmacomm.rdma.spi.RdmaListener;
+import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.Map;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -19,6 +21,8 @@ public final class VerbsProvider implements RdmaProvider {
     private final VerbsProbe probe;
     private final Verbs.Cm cm;
     private final Settings settings;
+    /** The process's nodes by side and interface. */
+    private static final Map<String, VerbsNode> NODES = new HashMap<>();
 
     /** The provider {@link java.util.ServiceLoader} creates. */
     public VerbsProvider() {
@@ -49,13 +53,38 @@ public final class VerbsProvider implements RdmaProvider {
     }
 
     @Override
-    public RdmaChannel connect(InetSocketAddress peer, Duration timeout, ChannelHandler handler) throws IOException {
+    public RdmaNode node(InetAddress localInterface, RdmaChannel.Role side) throws IOException {
+        requireAvailable();
+        String key = side + " " + localInterface.getHostAddress();
+        synchronized (NODES) {
+            VerbsNode n = NODES.get(key);
+            if (n != null && n.retain()) {
+                return n;
+            }
+            VerbsNode[] created = new VerbsNode[1];
+            created[0] = new VerbsNode(this, localInterface, side, () -> {
+                synchronized (NODES) {
+                    NODES.remove(key, created[0]);
+                }
+            });
+            NODES.put(key, created[0]);
+            return created[0];
+        }
+    }
+
+    /** The largest message of this provider's channels. */
+    int maxMessageSize() {
+        return settings.slotSize() - VerbsCalls.HEADER_BYTES;
+    }
+
+    /** An rdma-cm connection to a listener of this provider. */
+    VerbsChannel connect(InetSocketAddress peer, Duration timeout, ChannelHandler handler) throws IOException {
         requireAvailable();
         return new VerbsConnector(cm, settings).connect(peer, timeout, handler);
     }
 
-    @Override
-    public RdmaListener listen(InetSocketAddress address, ListenerHandler handler) throws IOException {
+    /** An rdma-cm listener; {@code port 0} picks a free port. */
+    VerbsListener listen(InetSocketAddress address, VerbsListener.Handler handler) throws IOException {
         requireAvailable();
         return VerbsListener.open(cm, settings, address, handler);
     }

@@ -21,7 +21,6 @@ import com.ibm.disni.verbs.RdmaEventChannel;
 import io.rdmacomm.api.TransportUnavailableException;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
-import io.rdmacomm.rdma.spi.RdmaListener;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -231,7 +230,7 @@ class VerbsConnectionSetupTest {
         when(eventChannel.createId(anyShort())).thenReturn(listenId);
         List<RdmaChannel> accepted = new ArrayList<>();
         CountDownLatch acceptedLatch = new CountDownLatch(1);
-        RdmaListener listener = VerbsListener.open(cm, SMALL, new InetSocketAddress("127.0.0.1", 0), ch -> {
+        VerbsListener listener = VerbsListener.open(cm, SMALL, new InetSocketAddress("127.0.0.1", 0), ch -> {
             accepted.add(ch);
             acceptedLatch.countDown();
             return IGNORE;
@@ -263,7 +262,7 @@ class VerbsConnectionSetupTest {
         when(listenId.getSource()).thenReturn(new InetSocketAddress("127.0.0.1", 40001));
         List<RdmaChannel> accepted = new ArrayList<>();
         CountDownLatch acceptedLatch = new CountDownLatch(1);
-        RdmaListener listener = provider().listen(new InetSocketAddress("127.0.0.1", 0), ch -> {
+        VerbsListener listener = provider().listen(new InetSocketAddress("127.0.0.1", 0), ch -> {
             accepted.add(ch);
             acceptedLatch.countDown();
             return IGNORE;

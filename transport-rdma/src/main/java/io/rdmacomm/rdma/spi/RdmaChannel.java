@@ -7,11 +7,44 @@ import java.nio.ByteBuffer;
 import java.util.Set;
 
 /**
- * One reliable, connected provider channel (verbs: an RC queue pair; UCX: an endpoint). Operations are
- * asynchronous and report through a {@link Completion}; all methods are thread-safe. Operations issued after the
- * channel failed or closed complete with a failure.
+ * One reliable provider channel of an {@link RdmaNode} (verbs: an RC queue pair; UCX: an endpoint), created
+ * unconnected by {@link RdmaNode#newChannel} and connected once by {@link #connect}. Operations are asynchronous and
+ * report through a {@link Completion}; all methods are thread-safe. Operations issued before {@link #connect},
+ * after the channel failed or after it closed complete with a failure.
  */
 public interface RdmaChannel extends AutoCloseable {
+
+    /** Which side of the bootstrap a channel is on; providers whose connections have a direction use it. */
+    enum Role {
+        /** The client: verbs initiates rdma-cm from this side. */
+        ACTIVE,
+        /** The server: verbs waits for the active side's rdma-cm connection. */
+        PASSIVE
+    }
+
+    /**
+     * The id that routes the peer's messages to this channel on its node; the engine sends it to the peer in the
+     * bootstrap handshake.
+     */
+    int localId();
+
+    /**
+     * Connects to the peer's channel {@code peerChannelId} on the node at {@code peerAddress} (the peer's
+     * {@link RdmaNode#address()}, as the bootstrap carried it: validate before use). The PASSIVE side connects
+     * after it answered the bootstrap and must not wait for the ACTIVE side (it may return before the connection
+     * is established; the first message from the peer proves it). The ACTIVE side returns once it may send.
+     *
+     * @throws java.net.SocketTimeoutException if {@code deadline} ({@link System#nanoTime()}) passes first
+     * @throws java.io.IOException if the address is unusable or the peer cannot be reached
+     */
+    void connect(byte[] peerAddress, int peerChannelId, Role role, long deadline) throws IOException;
+
+    /**
+     * Whether the transport itself confines a peer's one-sided access to the registered bounds of a region (an
+     * RDMA NIC checking remote keys: verbs, UCX rc/dc/ud on a device). False where a remote key gives the peer more
+     * (UCX shared memory and tcp). Known once {@link #connect} returned.
+     */
+    boolean boundsEnforcedByTransport();
 
     /** The peer, for messages ({@code "127.0.0.1:53122"}). */
     String peerName();
@@ -78,21 +111,8 @@ public interface RdmaChannel extends AutoCloseable {
     void read(RemoteRegion src, long srcAddress, LocalRegion dst, long dstAddress, int length, Completion done);
 
     /**
-     * Progresses the provider once on the calling thread (for busy-polling readers); returns whether anything
-     * happened. Providers with their own progress thread may return false without doing anything.
-     */
-    boolean poll();
-
-    /**
-     * The caller stopped busy-polling with {@link #poll()} and is about to wait: providers whose progress thread
-     * steps aside for polling callers resume it here. Default: nothing.
-     */
-    default void pollingEnded() {
-    }
-
-    /**
      * Closes the channel: pending operations fail, the peer sees the connection end, and every resource the
-     * channel holds (unpacked keys, registrations made through it, threads) is released. Waits at most for a
+     * channel holds (unpacked keys, registrations made through it, its id on the node) is released. Waits at most for a
      * short, bounded flush. Idempotent.
      */
     @Override

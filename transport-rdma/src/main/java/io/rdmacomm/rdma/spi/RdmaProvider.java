@@ -1,32 +1,37 @@
 package io.rdmacomm.rdma.spi;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.time.Duration;
+import java.net.InetAddress;
 import java.util.Optional;
 
 /**
  * An RDMA implementation the engine can run on ({@code ucx}, {@code verbs}), registered in
- * {@code META-INF/services/io.rdmacomm.rdma.spi.RdmaProvider}. Every channel and listener it returns owns its
- * native resources; closing them releases those resources and any thread started for them.
+ * {@code META-INF/services/io.rdmacomm.rdma.spi.RdmaProvider}. The provider never listens on the network itself:
+ * the engine bootstraps every connection over its own TCP socket, exchanging {@link RdmaNode#address() node
+ * addresses} and channel ids, and then lets both sides {@link RdmaChannel#connect connect} their channels.
  */
 public interface RdmaProvider {
 
     /** The name selected by the endpoint option {@code provider}. */
     String name();
 
+    /**
+     * The wire format this provider speaks: providers of one family connect to each other whatever their names
+     * ({@code ucx-jucx} and {@code ucx-ffm} are both {@link UcxWire#FAMILY}); by default the provider's name.
+     */
+    default String wireFamily() {
+        return name();
+    }
+
     /** Why this provider cannot run here (missing native library, no device), with the fix; empty if it can. */
     Optional<String> unavailabilityCause();
 
     /**
-     * Connects to a listener of the same provider. Returns once the connection is established (the handler may
-     * receive messages from then on), or fails.
-     *
-     * @throws java.net.ConnectException if the peer refuses or cannot be reached
-     * @throws java.net.SocketTimeoutException if {@code timeout} expires
+     * The process's node of this provider on {@code localInterface} (the address the bootstrap socket uses) for
+     * connections on {@code side} (ACTIVE: client, PASSIVE: server), shared by all of them and reference counted:
+     * each call must be matched by one {@link RdmaNode#close()}. A provider may return the same node for both sides
+     * or one per side; never one per connection. The node uses only that interface's network devices where the
+     * transport allows it.
      */
-    RdmaChannel connect(InetSocketAddress peer, Duration timeout, ChannelHandler handler) throws IOException;
-
-    /** Listens for connections; {@code port 0} picks a free port, which {@link RdmaListener#address()} reports. */
-    RdmaListener listen(InetSocketAddress address, ListenerHandler handler) throws IOException;
+    RdmaNode node(InetAddress localInterface, RdmaChannel.Role side) throws IOException;
 }

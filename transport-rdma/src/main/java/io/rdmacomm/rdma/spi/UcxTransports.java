@@ -1,36 +1,51 @@
 package io.rdmacomm.rdma.spi;
 
 import java.io.File;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.Set;
+import java.util.Map;
 
 /**
  * What the UCX providers ({@code ucx-jucx}, {@code ucx-ffm}) read from {@code UCX_TLS} and the host to choose
  * their data path: shared by both so that they choose alike.
  */
 public final class UcxTransports {
-    /** Transports with a fast one-sided put; any of them in UCX_TLS means the put path. */
-    private static final Set<String> PUT_CAPABLE = Set.of("all", "sm", "shm", "posix", "sysv", "cma", "knem",
-            "xpmem", "rc", "rc_v", "rc_x", "rc_mlx5", "ud", "ud_v", "ud_x", "ud_mlx5", "dc", "dc_x", "dc_mlx5",
-            "ib", "mm", "rocm", "cuda");
-
     private UcxTransports() {
     }
 
     /**
-     * Whether writes should carry their payload inside the notification's active message instead of put + flush:
-     * when UCX_TLS leaves UCX only tcp, whose put is emulated and measured slower than its active messages.
+     * Whether a node withholds one-sided access from its peers: wherever UCX may use a transport that does not check
+     * remote keys against registered bounds (shared memory, tcp), i.e. unless {@link #onlyRdmaTransports()}. A node
+     * that withholds hands out no remote keys, its context has no {@code UCP_FEATURE_RMA} (so UCP's software put/get
+     * handlers, which write and read whatever address a peer names, are not installed) and tcp advertises no put
+     * ({@link #contextConfig}); writes then travel as {@link UcxWire#AM_WRITE}, which the owner checks and places,
+     * and the engine serves gets itself (GET_REQ).
      */
-    public static boolean putIsEmulated() {
-        String tls = System.getenv("UCX_TLS");
-        if (tls == null || tls.isBlank()) {
-            return false;
+    public static boolean oneSidedWithheld() {
+        return !onlyRdmaTransports();
+    }
+
+    /**
+     * The UCP configuration a node's context is created with ({@code ucp_config_modify}, per context, never the
+     * process's environment): {@code NET_DEVICES} unless {@code netDevices} is null, and where one-sided access is
+     * withheld {@code TCP_PUT_ENABLE=n}. Without RMA a context already advertises no put in its worker address;
+     * this keeps tcp's put out of it even where another setting (UCX_RNDV_SCHEME=put_zcopy) would request it, since
+     * UCX 1.13's tcp transport writes an incoming put wherever its header points ({@code uct_tcp_ep_handle_put_req},
+     * no key check).
+     */
+    public static Map<String, String> contextConfig(String netDevices) {
+        Map<String, String> config = new LinkedHashMap<>();
+        if (netDevices != null) {
+            config.put("NET_DEVICES", netDevices);
         }
-        String[] names = tls.toLowerCase(Locale.ROOT).replace("^", "").split(",");
-        boolean negated = tls.trim().startsWith("^");
-        return !negated && Arrays.stream(names).map(String::trim).noneMatch(PUT_CAPABLE::contains)
-                && Arrays.stream(names).map(String::trim).anyMatch(n -> n.equals("tcp"));
+        if (oneSidedWithheld()) {
+            config.put("TCP_PUT_ENABLE", "n");
+        }
+        return config;
     }
 
     /**
@@ -52,5 +67,43 @@ public final class UcxTransports {
         return Arrays.stream(tls.toLowerCase(Locale.ROOT).split(",")).map(String::trim)
                 .anyMatch(n -> n.equals("all") || n.startsWith("rc") || n.startsWith("ud") || n.startsWith("dc")
                         || n.equals("ib"));
+    }
+
+    /**
+     * The UCX_NET_DEVICES value that keeps UCX's network transports on {@code local}'s interface: its name
+     * ({@code lo} for loopback) and the ports of any RDMA device behind it; null (UCX's choice) if the user set
+     * UCX_NET_DEVICES or the interface is unknown.
+     */
+    public static String netDevices(InetAddress local) throws SocketException {
+        String set = System.getenv("UCX_NET_DEVICES");
+        if (set != null && !set.isBlank()) {
+            return null;
+        }
+        NetworkInterface ni = NetworkInterface.getByInetAddress(local);
+        if (ni == null) {
+            return null;
+        }
+        StringBuilder devices = new StringBuilder(ni.getName());
+        String[] rdma = new File("/sys/class/net/" + ni.getName() + "/device/infiniband").list();
+        for (String dev : rdma == null ? new String[0] : rdma) {
+            String[] ports = new File("/sys/class/infiniband/" + dev + "/ports").list();
+            for (String port : ports == null ? new String[0] : ports) {
+                devices.append(',').append(dev).append(':').append(port);
+            }
+        }
+        return devices.toString();
+    }
+
+    /**
+     * Whether UCX_TLS leaves UCX only transports on an RDMA device (rc, dc, ud), whose NIC checks remote keys
+     * against registered bounds; shared memory (cma) and tcp do not.
+     */
+    public static boolean onlyRdmaTransports() {
+        String tls = System.getenv("UCX_TLS");
+        if (tls == null || tls.isBlank() || tls.trim().startsWith("^") || !rdmaDevicePresent()) {
+            return false;
+        }
+        return Arrays.stream(tls.toLowerCase(Locale.ROOT).split(",")).map(String::trim)
+                .allMatch(n -> n.startsWith("rc") || n.startsWith("ud") || n.startsWith("dc"));
     }
 }

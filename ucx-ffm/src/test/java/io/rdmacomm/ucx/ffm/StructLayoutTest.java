@@ -76,7 +76,11 @@ class StructLayoutTest {
     List<String> checked = new ArrayList<>();
     for (StructLayout struct : Structs.ALL) {
       String type = struct.name().orElseThrow();
-      assertEquals(header("sizeof " + type), struct.byteSize(), "sizeof " + type);
+      // UCX structs only grow at the end, behind a field_mask bit: newer headers may be larger than the layout
+      // the binding allocates (1.22's ucp_params_t is 8 bytes longer than 1.13's), never smaller.
+      assertTrue(header("sizeof " + type) >= struct.byteSize(),
+          "sizeof " + type + " is " + header("sizeof " + type) + " in the headers, smaller than the binding's "
+              + struct.byteSize());
       compareMembers(type, struct, "", 0, checked);
     }
     long printed = FROM_HEADERS.keySet().stream().filter(k -> k.startsWith("offsetof ")).count();

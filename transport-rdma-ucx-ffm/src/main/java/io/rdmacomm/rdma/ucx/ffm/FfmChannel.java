@@ -3,6 +3,7 @@ package io.rdmacomm.rdma.ucx.ffm;
 import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.Completion;
@@ -10,9 +11,13 @@ import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
+import io.rdmacomm.rdma.spi.SharedEndpoints;
 import io.rdmacomm.rdma.spi.UcxTransports;
+import io.rdmacomm.rdma.spi.UcxWire;
 import io.rdmacomm.ucx.ffm.AmMessage;
 import io.rdmacomm.ucx.ffm.UcpEndpoint;
+import io.rdmacomm.ucx.ffm.UcpRemoteKey;
+import io.rdmacomm.ucx.ffm.UcxException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Set;
@@ -24,7 +29,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A channel on one UCP endpoint of the shared {@link FfmNode}. Every call on the endpoint runs between
+ * A channel of an {@link FfmNode}, on the node's endpoint to the peer's worker (shared with the node's other channels
+ * to that worker, closed by the last of them). Every call on the endpoint runs between
  * {@link #enter()} and {@link #exit()}; close marks the channel closed and waits until no call is inside before it
  * closes the endpoint, since libucp crashes (not fails) on an endpoint it has freed.
  */
@@ -33,16 +39,22 @@ final class FfmChannel implements RdmaChannel {
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final long CALLS_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** Control messages are sent eager (never rendezvous), so they arrive in order and are copied at once. */
-    static final int MAX_MESSAGE = 4096;
+    static final int MAX_MESSAGE = UcxWire.MAX_CONTROL;
+    /** The most a worker address may have (the bootstrap's bound for node addresses). */
+    private static final int MAX_NODE_ADDRESS = 4096;
 
     private final FfmNode node;
     private final String peerName;
-    /** Where UCX only has tcp: writes are active messages carrying the data, which the target places. */
-    private final boolean eager = UcxTransports.putIsEmulated();
+    /**
+     * Where one-sided access is withheld from peers (shared memory, tcp): writes are active messages carrying the
+     * data, which the target checks and places; gets are the engine's.
+     */
+    private final boolean eager = UcxTransports.oneSidedWithheld();
     private final FfmMemory memory;
     private final Waiter waiter;
     private int id;
-    volatile UcpEndpoint ep;
+    private volatile UcpEndpoint ep;
+    private volatile SharedEndpoints.Shared<UcpEndpoint, FfmChannel> shared;
     volatile ChannelHandler handler;
     /** The peer's channel id, once known; the receiver field of every message sent. */
     volatile int remoteId = -1;
@@ -56,7 +68,7 @@ final class FfmChannel implements RdmaChannel {
         this.node = node;
         this.peerName = peerName;
         this.handler = handler;
-        this.memory = new FfmMemory(node.context());
+        this.memory = new FfmMemory(node.context(), eager);
         this.waiter = new Waiter(0, null, () -> false, () -> "to " + peerName);
     }
 
@@ -79,51 +91,46 @@ final class FfmChannel implements RdmaChannel {
 
     // ---- connection ------------------------------------------------------------------------------------------
 
-    /** Attaches an endpoint created for this channel (from a connection request, a socket or worker address). */
-    UcpEndpoint.ErrorHandler errorHandler() {
-        return (endpoint, cause) -> failConnection(new CommunicatorException("connection to " + peerName
-                + " failed: " + cause.statusString() + " (UCX status " + cause.status() + ")", cause.status(), cause));
-    }
-
-    /** Set for a server channel until the client's id arrived: then it is handed to the engine. */
-    volatile FfmListener.Accepted accepted;
-
-    /** The peer's channel id is known: messages can be addressed from now on. */
-    void connected(int peerChannelId) {
-        remoteId = peerChannelId;
-        waiter.wake();
-    }
-
-    /** Client side, inside the worker's progress: the server's id arrived; answer with ours. */
-    void serverIdArrived(int serverId) {
-        if (closed.get()) {
-            return;
-        }
-        // our id goes out before the engine may send (it starts once remoteId is set), so it arrives first
-        sendId(serverId);
-        remoteId = serverId;
-        waiter.wake();
-    }
-
-    /** An {@code AM_ID} to this channel: the client's id for a server channel (otherwise ignored). */
-    void peerIdArrived(int peerId) {
-        FfmListener.Accepted a = accepted;
-        if (a != null) {
-            accepted = null;
-            remoteId = peerId;
-            a.handOver();
-        }
+    @Override
+    public int localId() {
+        return id;
     }
 
     /**
-     * Waits until the peer's channel id arrived or the connection failed.
-     *
-     * @return the failure, or null once connected
-     * @throws java.net.SocketTimeoutException if the deadline passes first
+     * Takes the node's endpoint to the peer's worker, made from its address on either side (UCX connects lazily,
+     * on the first operation); {@code role} does not matter to UCX. Nothing of UCX is reachable before the engine's
+     * bootstrap handed over the address.
      */
-    IOException awaitConnected(long deadline) throws IOException {
-        waiter.await(() -> remoteId >= 0 || failure != null, deadline, "connecting (connectTimeout)");
-        return remoteId >= 0 ? null : failure;
+    @Override
+    public void connect(byte[] peerAddress, int peerChannelId, Role role, long deadline) throws IOException {
+        if (shared != null) {
+            throw new IllegalStateException("the channel to " + peerName + " is connected already");
+        }
+        if (peerAddress.length == 0 || peerAddress.length > MAX_NODE_ADDRESS) {
+            throw new CommunicatorException(peerName + " sent a " + peerAddress.length
+                    + " byte worker address (1 to " + MAX_NODE_ADDRESS + " expected)");
+        }
+        if (closed.get()) {
+            throw new CommunicatorException("the connection to " + peerName + " is closed");
+        }
+        shared = node.connect(this, peerAddress, peerChannelId);
+    }
+
+    @Override
+    public boolean boundsEnforcedByTransport() {
+        return !eager;
+    }
+
+    /** The node's endpoint is ours now and messages go to {@code peerChannelId}. */
+    void connected(UcpEndpoint endpoint, int peerChannelId) {
+        remoteId = peerChannelId;
+        ep = endpoint;
+    }
+
+    /** The shared endpoint failed, inside the worker's progress. */
+    void endpointFailed(UcxException cause) {
+        failConnection(new CommunicatorException("connection to " + peerName + " failed: " + cause.statusString()
+                + " (UCX status " + cause.status() + ")", cause.status(), cause));
     }
 
     /**
@@ -217,14 +224,7 @@ final class FfmChannel implements RdmaChannel {
         Op op = node.op().start(this, Op.SEND, done, "send");
         // absolute bulk copy: a duplicate() per message was the one allocation of the round trip
         op.view(4 + n).putInt(remoteId).put(4, message, message.position(), n);
-        am(op, FfmNode.AM_CONTROL, op.address, 4, op.address + 4, n, UcpEndpoint.AM_EAGER);
-    }
-
-    /** Sends this channel's id to {@code receiver}: the server's first message goes to 0 (the client's node). */
-    void sendId(int receiver) {
-        Op op = node.op().start(this, Op.SEND, null, "connecting");
-        op.view(8).putInt(receiver).putInt(id);
-        am(op, FfmNode.AM_ID, op.address, 8, 0, 0, UcpEndpoint.AM_EAGER | (receiver == 0 ? UcpEndpoint.AM_REPLY : 0));
+        am(op, UcxWire.AM_CONTROL, op.address, 4, op.address + 4, n, UcpEndpoint.AM_EAGER);
     }
 
     @Override
@@ -236,14 +236,15 @@ final class FfmChannel implements RdmaChannel {
                     + MAX_MESSAGE));
             return;
         }
-        if (eager) {
+        UcpRemoteKey key = FfmMemory.key(dst);
+        if (eager || key == null) {
             Op op = node.op().start(this, Op.EAGER_WRITE, done, "write");
-            ByteBuffer h = op.view(FfmNode.WRITE_HEADER + noteLength).putInt(remoteId).putLong(dstAddress)
+            ByteBuffer h = op.view(UcxWire.WRITE_HEADER + noteLength).putInt(remoteId).putLong(dstAddress)
                     .putInt(length);
             if (notification != null) {
-                h.put(FfmNode.WRITE_HEADER, notification, notification.position(), noteLength);
+                h.put(UcxWire.WRITE_HEADER, notification, notification.position(), noteLength);
             }
-            am(op, FfmNode.AM_WRITE, op.address, FfmNode.WRITE_HEADER + noteLength, srcAddress, length, 0);
+            am(op, UcxWire.AM_WRITE, op.address, UcxWire.WRITE_HEADER + noteLength, srcAddress, length, 0);
             return;
         }
         Op op = node.op().start(this, Op.PUT, done, "write");
@@ -256,7 +257,7 @@ final class FfmChannel implements RdmaChannel {
             return;
         }
         try {
-            ep.put(srcAddress, length, dstAddress, FfmMemory.key(dst), op.request);
+            ep.put(srcAddress, length, dstAddress, key, op.request);
         } catch (RuntimeException e) {
             op.fail(new CommunicatorException("put to " + peerName + " failed: " + e.getMessage(), e));
             return;
@@ -269,13 +270,19 @@ final class FfmChannel implements RdmaChannel {
     @Override
     public void read(RemoteRegion src, long srcAddress, LocalRegion dst, long dstAddress, int length,
             Completion done) {
+        UcpRemoteKey key = FfmMemory.key(src);
+        if (key == null) {
+            done.failed(new RemoteAccessException("one-sided read of " + src.descriptor() + " of " + peerName
+                    + " is withheld: the owner's transport does not check remote bounds, so it serves reads itself"));
+            return;
+        }
         Op op = node.op().start(this, Op.GET, done, "read");
         if (!enter()) {
             op.fail(refusal());
             return;
         }
         try {
-            ep.get(dstAddress, length, srcAddress, FfmMemory.key(src), op.request);
+            ep.get(dstAddress, length, srcAddress, key, op.request);
         } catch (RuntimeException e) {
             op.fail(new CommunicatorException("get from " + peerName + " failed: " + e.getMessage(), e));
             return;
@@ -287,7 +294,7 @@ final class FfmChannel implements RdmaChannel {
 
     /** The notification of a put write, once its flush completed. */
     void sendNote(Op op) {
-        am(op, FfmNode.AM_CONTROL, op.address, 4, op.address + 4, op.noteLength, UcpEndpoint.AM_EAGER);
+        am(op, UcxWire.AM_CONTROL, op.address, 4, op.address + 4, op.noteLength, UcpEndpoint.AM_EAGER);
     }
 
     void flush(Op op) {
@@ -323,16 +330,6 @@ final class FfmChannel implements RdmaChannel {
         node.track(op);
     }
 
-    @Override
-    public boolean poll() {
-        return node.pollFromApplication();
-    }
-
-    @Override
-    public void pollingEnded() {
-        node.pollingEnded();
-    }
-
     // ---- events (inside the worker's progress) ---------------------------------------------------------------
 
     /** A control message: copied out of UCX's buffer at once (sent eager, so never a rendezvous descriptor). */
@@ -348,9 +345,9 @@ final class FfmChannel implements RdmaChannel {
     /** A write carried in an active message: checked against this side's regions, placed, then notified. */
     void onWrite(AmMessage m) {
         long h = m.headerAddress();
-        long dst = FfmNode.readLong(h + 4);
-        int length = FfmNode.readInt(h + 12);
-        int noteLength = (int) m.headerLength() - FfmNode.WRITE_HEADER;
+        long dst = FfmNode.readLong(h + UcxWire.WRITE_ADDRESS);
+        int length = FfmNode.readInt(h + UcxWire.WRITE_LENGTH);
+        int noteLength = (int) m.headerLength() - UcxWire.WRITE_HEADER;
         if (m.dataLength() != length || noteLength < 0 || noteLength > MAX_MESSAGE
                 || !memory.acceptsWrite(dst, length)) {
             failConnection(new CommunicatorException(peerName + " wrote " + length + " bytes at 0x"
@@ -360,13 +357,13 @@ final class FfmChannel implements RdmaChannel {
         if (!m.isRendezvous()) {
             FfmNode.copy(m.dataAddress(), dst, length);
             if (noteLength > 0) {
-                deliver(node.inbound(h + FfmNode.WRITE_HEADER, noteLength));
+                deliver(node.inbound(h + UcxWire.WRITE_HEADER, noteLength));
             }
             return;
         }
         Op op = node.op().start(this, Op.RECEIVE_WRITE, null, "receiving a write");
         op.noteLength = noteLength;
-        FfmNode.copy(h + FfmNode.WRITE_HEADER, op.address, noteLength);
+        FfmNode.copy(h + UcxWire.WRITE_HEADER, op.address, noteLength);
         try {
             m.receiveData(dst, length, op.request);
         } catch (RuntimeException e) {
@@ -436,7 +433,8 @@ final class FfmChannel implements RdmaChannel {
             memory.releaseRemotes();
         }
         UcpEndpoint e = ep;
-        if (e != null && idle) {
+        SharedEndpoints.Shared<UcpEndpoint, FfmChannel> s = shared;
+        if (e != null && idle && node.release(s, this)) {
             // a flush-close of an endpoint that cannot flush (never connected, peer gone) would stay pending
             UcpEndpoint.CloseMode mode = failure == null && remoteId >= 0 ? UcpEndpoint.CloseMode.FLUSH
                     : UcpEndpoint.CloseMode.FORCE;

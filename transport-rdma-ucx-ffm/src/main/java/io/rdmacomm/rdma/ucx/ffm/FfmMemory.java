@@ -6,6 +6,7 @@ import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
+import io.rdmacomm.rdma.spi.UcxTransports;
 import io.rdmacomm.ucx.ffm.UcpContext;
 import io.rdmacomm.ucx.ffm.UcpEndpoint;
 import io.rdmacomm.ucx.ffm.UcpMemory;
@@ -23,15 +24,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The memory of one channel: regions mapped for it ({@code ucp_mem_map} of application memory, or memory UCX
  * allocates) and the peer's regions whose keys were unpacked on its endpoint. Everything is released with the
  * channel at the latest. The regions are an array replaced on change, so that checking an incoming write walks
- * them without allocating.
+ * them without allocating. Where the node withholds one-sided access ({@link UcxTransports#oneSidedWithheld()}),
+ * nothing is mapped: a region is only the bounds that incoming writes are checked against, its descriptor carries
+ * no key, and the peer's descriptors are never unpacked (writes to them travel as active messages).
  */
 final class FfmMemory {
+    private static final byte[] NO_KEY = new byte[0];
     private final UcpContext context;
+    private final boolean withheld;
     private volatile Region[] regions = new Region[0];
     private final List<Remote> remotes = new ArrayList<>();
 
-    FfmMemory(UcpContext context) {
+    FfmMemory(UcpContext context, boolean withheld) {
         this.context = context;
+        this.withheld = withheld;
     }
 
     LocalRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
@@ -39,6 +45,10 @@ final class FfmMemory {
             throw new IllegalArgumentException("UCX registers non-empty direct buffers only");
         }
         MemorySegment segment = MemorySegment.ofBuffer(buffer.duplicate().clear());
+        if (withheld) {
+            return add(new Region(buffer, null,
+                    new RegionDescriptor(segment.address(), buffer.capacity(), access, NO_KEY)));
+        }
         UcpMemory mem;
         try {
             mem = context.register(segment);
@@ -50,6 +60,10 @@ final class FfmMemory {
     }
 
     RegisteredBuffer allocate(int length, Set<Access> access) throws IOException {
+        if (withheld) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(length);
+            return new RegisteredBuffer(buffer, register(buffer, access));
+        }
         UcpMemory mem;
         try {
             mem = context.allocate(length);
@@ -91,6 +105,9 @@ final class FfmMemory {
     }
 
     RemoteRegion unpack(UcpEndpoint ep, RegionDescriptor descriptor) throws IOException {
+        if (withheld || descriptor.key().length == 0) {
+            return new Remote(descriptor, null);
+        }
         UcpRemoteKey rkey;
         try {
             rkey = ep.unpackRemoteKey(descriptor.key());
@@ -105,7 +122,11 @@ final class FfmMemory {
         return r;
     }
 
-    /** The unpacked key of a region {@link #unpack} returned. */
+    /**
+     * The unpacked key of a region {@link #unpack} returned; null where there is none (one-sided access withheld by
+     * this node or by the peer, which sent no key): such a region is written with active messages and read through
+     * the engine.
+     */
     static UcpRemoteKey key(RemoteRegion r) {
         return ((Remote) r).rkey;
     }
@@ -136,9 +157,13 @@ final class FfmMemory {
         private final AtomicBoolean released = new AtomicBoolean();
 
         Region(ByteBuffer buffer, UcpMemory mem, Set<Access> access) {
+            this(buffer, mem, new RegionDescriptor(mem.address(), buffer.capacity(), access, mem.packRemoteKey()));
+        }
+
+        Region(ByteBuffer buffer, UcpMemory mem, RegionDescriptor descriptor) {
             this.buffer = buffer;
             this.mem = mem;
-            this.descriptor = new RegionDescriptor(mem.address(), buffer.capacity(), access, mem.packRemoteKey());
+            this.descriptor = descriptor;
         }
 
         @Override
@@ -166,7 +191,9 @@ final class FfmMemory {
         public void close() {
             if (released.compareAndSet(false, true)) {
                 removeRegion(this);
-                mem.close();
+                if (mem != null) {
+                    mem.close();
+                }
             }
         }
     }
@@ -192,7 +219,9 @@ final class FfmMemory {
                 synchronized (remotes) {
                     remotes.remove(this);
                 }
-                rkey.close();
+                if (rkey != null) {
+                    rkey.close();
+                }
             }
         }
     }

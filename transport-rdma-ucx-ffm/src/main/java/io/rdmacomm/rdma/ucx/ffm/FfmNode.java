@@ -1,7 +1,11 @@
 package io.rdmacomm.rdma.ucx.ffm;
 
-import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.rdma.spi.ChannelHandler;
+import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RdmaNode;
+import io.rdmacomm.rdma.spi.SharedEndpoints;
+import io.rdmacomm.rdma.spi.UcxTransports;
+import io.rdmacomm.rdma.spi.UcxWire;
 import io.rdmacomm.ucx.ffm.AmMessage;
 import io.rdmacomm.ucx.ffm.UcpContext;
 import io.rdmacomm.ucx.ffm.UcpEndpoint;
@@ -12,44 +16,33 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.ConnectException;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The process's UCX node: one UCP context, one thread-safe worker and one {@link Progress} thread shared by every
- * channel, server and client side, and the pool of {@link Op}s their operations run in. Reference counted: the
- * first channel or listener creates it, the last one closed destroys it.
+ * A UCX node of the process: one UCP context (on the bootstrap interface's devices), one thread-safe worker and one
+ * {@link Progress} thread shared by every channel of one side (client or server) on one interface, and the pool of
+ * {@link Op}s their operations run in. Handed out and reference counted by {@link UcxFfmProvider}.
  *
- * <p>Active messages: the header starts with the receiving channel's id (big-endian u32). Connecting through a
- * listener (today's SPI), the server speaks first, so that a client never has a request pending on an endpoint that
- * never got connected (libucp 1.13 then aborts in {@code ucp_worker_destroy}): on the connection request the server
- * sends {@code AM_ID} with its channel id to id 0, the node itself, with the reply flag, so the client's node learns
- * which of its endpoints it came through; the client answers {@code AM_ID} with its own id to the server's channel,
- * which is then handed to the engine. A channel connected to a peer's worker address ({@link #connect(FfmChannel,
- * byte[], int)}) knows the peer's id beforehand and needs neither.
+ * <p>Active messages: the header starts with the receiving channel's id (big-endian u32), which the engine's
+ * bootstrap exchanged together with the nodes' worker addresses. Endpoints are made from worker addresses, one per
+ * peer worker ({@link SharedEndpoints}); UCX's listener and connection manager are not used.
  */
-final class FfmNode {
+final class FfmNode implements RdmaNode {
     private static final Logger LOG = LoggerFactory.getLogger(FfmNode.class);
-    static final int AM_ID = 2;
-    static final int AM_CONTROL = 3;
-    static final int AM_WRITE = 4;
-    /** An eager write's header: receiver id, destination address, length; the notification follows. */
-    static final int WRITE_HEADER = 4 + 8 + 4;
-    private static final int OP_MEMORY = FfmChannel.MAX_MESSAGE + WRITE_HEADER;
+    private static final int OP_MEMORY = FfmChannel.MAX_MESSAGE + UcxWire.WRITE_HEADER;
     /**
      * Endpoints are created in UCX's default error mode, as the ucx-jucx provider's: in peer mode libucx 1.13 leaves
      * shared memory out of a same-host connection (tcp only, unless MM_ERROR_HANDLING=y, see the ucx-ffm README).
-     * The error handler is installed either way, and a client/server endpoint reports a dead peer through its
-     * connection manager's socket (the peer-death tests, both transports).
+     * The error handler is installed either way; a dead peer is detected by the engine's bootstrap socket (the
+     * peer-death tests, both transports).
      */
     static final UcpEndpoint.ErrorMode ERROR_MODE = UcpEndpoint.ErrorMode.NONE;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
@@ -57,16 +50,15 @@ final class FfmNode {
     /** All of memory: libucp hands over raw addresses, read and copied without a segment per message. */
     private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
-    private static FfmNode shared;
-    private static int users;
-
     private final UcpContext context;
     private final UcpWorker worker;
     private final Arena arena = Arena.ofShared();
     private final ChannelTable channels = new ChannelTable();
-    /** Client channels waiting for the server's id, by their endpoint's handle; and ids that came first. */
-    private final Map<Long, FfmChannel> connecting = new HashMap<>();
-    private final Map<Long, Integer> unclaimed = new HashMap<>();
+    /** The endpoints to peer workers, shared by this node's channels. */
+    private final SharedEndpoints<UcpEndpoint, FfmChannel> endpoints = new SharedEndpoints<>(this::newEndpoint);
+    private final byte[] address;
+    /** Called by each {@link #close()}; true once the last user left. */
+    private final BooleanSupplier lastUserLeft;
     private final Object poolLock = new Object();
     private Op[] pool = new Op[64];
     private int pooled;
@@ -85,51 +77,42 @@ final class FfmNode {
     private static final ThreadLocal<int[]> OPERATIONS = ThreadLocal.withInitial(() -> new int[1]);
     private final Object deferredLock = new Object();
     private final ArrayDeque<FfmChannel> withDeferred = new ArrayDeque<>();
+    /** Whether withDeferred may be non-empty: polls look at it without taking deferredLock. */
+    private volatile boolean anyDeferred;
 
-    private FfmNode() {
+    /**
+     * A node on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice) for {@code side}'s channels;
+     * {@code lastUserLeft} counts its users down (see {@link io.rdmacomm.rdma.spi.NodeRegistry}).
+     */
+    FfmNode(String netDevices, RdmaChannel.Role side, BooleanSupplier lastUserLeft) {
+        this.lastUserLeft = lastUserLeft;
         // mt_workers_shared: memory is mapped from application threads while the progress thread runs the worker
-        context = UcpContext.create(EnumSet.of(UcpContext.Feature.AM, UcpContext.Feature.RMA,
-                UcpContext.Feature.WAKEUP), Map.of(), true);
+        // no RMA where one-sided access is withheld from peers: UCP's software put/get handlers are not installed
+        EnumSet<UcpContext.Feature> features = EnumSet.of(UcpContext.Feature.AM, UcpContext.Feature.WAKEUP);
+        if (!UcxTransports.oneSidedWithheld()) {
+            features.add(UcpContext.Feature.RMA);
+        }
+        context = UcpContext.create(features, UcxTransports.contextConfig(netDevices), true);
         try {
             worker = context.newWorker(UcpWorker.ThreadMode.MULTI);
-            worker.setAmHandler(AM_ID, m -> route(AM_ID, m));
-            worker.setAmHandler(AM_CONTROL, m -> route(AM_CONTROL, m));
-            worker.setAmHandler(AM_WRITE, m -> route(AM_WRITE, m));
+            worker.setAmHandler(UcxWire.AM_CONTROL, m -> route(UcxWire.AM_CONTROL, m));
+            worker.setAmHandler(UcxWire.AM_WRITE, m -> route(UcxWire.AM_WRITE, m));
+            address = worker.address();
         } catch (RuntimeException e) {
             context.close();
             throw e;
         }
-        progress = new Progress(worker, lock, this::drainDeferred);
-    }
-
-    /** The node, created on first use; every call is matched by one {@link #release()}. */
-    static synchronized FfmNode acquire() throws IOException {
-        if (shared == null) {
-            try {
-                shared = new FfmNode();
-            } catch (RuntimeException e) {
-                throw new CommunicatorException("UCX (ucx-ffm) could not start: " + e.getMessage(), e);
-            }
-            LOG.debug("ucx-ffm node started (libucp {})", io.rdmacomm.ucx.ffm.Ucx.version());
-        }
-        users++;
-        return shared;
-    }
-
-    /** One more user of a node already held (a channel accepted by a listener). */
-    void retain() {
-        synchronized (FfmNode.class) {
-            users++;
-        }
+        progress = new Progress(worker, lock, this::drainDeferred, "rdmacomm-rdma-progress-ffm-"
+                + (side == RdmaChannel.Role.ACTIVE ? "client" : "server") + (netDevices == null ? "" : "-" + netDevices));
+        LOG.debug("ucx-ffm node started (libucp {}, devices {})", io.rdmacomm.ucx.ffm.Ucx.version(),
+                netDevices == null ? "UCX's choice" : netDevices);
     }
 
     /** Drops one user; the last one stops the progress thread and destroys worker and context. */
-    void release() {
-        synchronized (FfmNode.class) {
-            if (--users > 0) {
-                return;
-            }
-            shared = null;
+    @Override
+    public void close() {
+        if (!lastUserLeft.getAsBoolean()) {
+            return;
         }
         if (!progress.stop()) {
             LOG.warn("the ucx-ffm progress thread did not stop within 5 s; leaving its worker");
@@ -150,131 +133,59 @@ final class FfmNode {
 
     // ---- channels --------------------------------------------------------------------------------------------
 
-    /** A new channel under a new id, not connected yet; the caller owns one node reference for it. */
-    FfmChannel newChannel(String peerName, ChannelHandler handler) throws IOException {
+    @Override
+    public FfmChannel newChannel(String peerName, ChannelHandler handler) throws IOException {
         FfmChannel ch = new FfmChannel(this, peerName, handler);
         channels.add(ch);
         return ch;
     }
 
-    /** Forgets a closed channel and drops its node reference. */
+    /** Forgets a closed channel. */
     void remove(FfmChannel ch) {
         channels.remove(ch);
-        release();
     }
 
     /**
-     * Client side of today's SPI: an endpoint to a listener's socket address, then HELLO with this channel's id
-     * until the server's id arrives. Takes over the caller's node reference (released on failure).
+     * Gives {@code ch} the node's endpoint to the peer worker at {@code peerAddress} (made on first use) and
+     * addresses its messages to {@code peerChannelId}. The node lock is taken first: an endpoint's error callback
+     * runs under it, so the lock order is node lock, then the endpoints' monitor.
      */
-    FfmChannel connect(InetSocketAddress peer, long deadline, ChannelHandler handler) throws IOException {
-        String name = peer.getAddress().getHostAddress() + ":" + peer.getPort();
-        FfmChannel ch;
-        try {
-            ch = newChannel(name, handler);
-        } catch (IOException | RuntimeException e) {
-            release();
-            throw e;
-        }
-        try {
-            lock.lock();
-            try {
-                ch.ep = worker.connect(peer, ERROR_MODE, ch.errorHandler());
-            } finally {
-                lock.unlock();
-            }
-            Integer early;
-            synchronized (connecting) {
-                early = unclaimed.remove(ch.ep.nativeHandle());
-                if (early == null) {
-                    connecting.put(ch.ep.nativeHandle(), ch);
-                }
-            }
-            if (early != null) {
-                ch.serverIdArrived(early);
-            }
-            IOException f = ch.awaitConnected(deadline);
-            if (f != null) {
-                throw refusedOrFailed(name, f);
-            }
-            return ch;
-        } catch (IOException | RuntimeException e) {
-            ch.close();
-            if (e instanceof RuntimeException) {
-                ConnectException ce = new ConnectException("UCX could not connect to " + name + ": " + e.getMessage());
-                ce.initCause(e);
-                throw ce;
-            }
-            throw e;
-        }
-    }
-
-    /**
-     * Connects a channel made by {@link #newChannel} to a peer channel whose node address ({@link #address()}) and
-     * id came out of band: the endpoint is made from the worker address and messages are addressed at once, no id
-     * exchange. This is SPI v2's {@code channel.connect(peerAddress, peerChannelId, role)}.
-     */
-    void connect(FfmChannel ch, byte[] peerAddress, int peerChannelId) throws IOException {
-        RuntimeException failed = null;
+    SharedEndpoints.Shared<UcpEndpoint, FfmChannel> connect(FfmChannel ch, byte[] peerAddress, int peerChannelId)
+            throws IOException {
+        SharedEndpoints.Shared<UcpEndpoint, FfmChannel> shared;
         lock.lock();
         try {
-            ch.ep = worker.connect(peerAddress, ERROR_MODE, ch.errorHandler());
+            shared = endpoints.acquire(peerAddress, ch);
         } catch (RuntimeException e) {
-            failed = e;
+            ConnectException ce = new ConnectException("UCX could not reach the worker of " + ch.peerName() + ": "
+                    + e.getMessage());
+            ce.initCause(e);
+            throw ce;
         } finally {
             lock.unlock();
         }
-        if (failed != null) {
-            throw new CommunicatorException("UCX could not reach " + ch.peerName() + ": " + failed.getMessage(),
-                    failed);
-        }
-        ch.connected(peerChannelId);
+        ch.connected(shared.endpoint(), peerChannelId);
+        return shared;
     }
 
-    /** What a peer needs to reach this node ({@code ucp_worker_get_address}); SPI v2's {@code node.address()}. */
-    byte[] address() {
-        return worker.address();
+    /** {@code ch} leaves its endpoint; true if it was the last channel on it, and the caller closes it. */
+    boolean release(SharedEndpoints.Shared<UcpEndpoint, FfmChannel> shared, FfmChannel ch) {
+        return endpoints.release(shared, ch);
     }
 
-    private static IOException refusedOrFailed(String name, IOException f) {
-        int status = f instanceof CommunicatorException c ? c.nativeStatus().orElse(0) : 0;
-        // UCS_ERR_UNREACHABLE (-6), REJECTED (-23), NOT_CONNECTED (-24), CONNECTION_RESET (-25): nobody listens
-        if (status == -6 || status == -23 || status == -24 || status == -25) {
-            ConnectException ce = new ConnectException("connection refused by " + name + " (" + f.getMessage()
-                    + ")");
-            ce.initCause(f);
-            return ce;
-        }
-        return f;
-    }
-
-    /** The server's id for a client channel, inside the worker's progress (a message to id 0). */
-    private void onServerId(AmMessage m) {
-        if (m.headerLength() != 8 || m.replyEndpointHandle() == 0) {
-            LOG.warn("connection message without a reply endpoint ({} header bytes) dropped", m.headerLength());
-            return;
-        }
-        long ep = m.replyEndpointHandle();
-        int serverId = readInt(m.headerAddress() + 4);
-        FfmChannel ch;
-        synchronized (connecting) {
-            ch = connecting.remove(ep);
-            if (ch == null) {
-                // the endpoint's creation has not returned to connect() yet
-                unclaimed.put(ep, serverId);
+    /** The endpoint to a peer worker, with the node lock held; its error fails every channel on it. */
+    private UcpEndpoint newEndpoint(byte[] peerAddress, SharedEndpoints.Shared<UcpEndpoint, FfmChannel> shared) {
+        return worker.connect(peerAddress, ERROR_MODE, (endpoint, cause) -> {
+            shared.failed();
+            for (FfmChannel c : shared.users()) {
+                c.endpointFailed(cause);
             }
-        }
-        if (ch != null) {
-            ch.serverIdArrived(serverId);
-        }
+        });
     }
 
-    /** Forgets what a closing channel's endpoint was waiting for. */
-    void forgetConnecting(UcpEndpoint ep) {
-        synchronized (connecting) {
-            connecting.remove(ep.nativeHandle());
-            unclaimed.remove(ep.nativeHandle());
-        }
+    @Override
+    public byte[] address() {
+        return address.clone();
     }
 
     private void route(int amId, AmMessage m) {
@@ -283,23 +194,15 @@ final class FfmNode {
             return;
         }
         int receiver = readInt(m.headerAddress());
-        if (receiver == 0 && amId == AM_ID) {
-            onServerId(m);
-            return;
-        }
         FfmChannel ch = channels.get(receiver);
         if (ch == null || ch.isClosed()) {
             LOG.debug("active message {} for unknown channel {} dropped", amId, receiver);
             return;
         }
-        switch (amId) {
-            case AM_ID -> {
-                if (m.headerLength() == 8) {
-                    ch.peerIdArrived(readInt(m.headerAddress() + 4));
-                }
-            }
-            case AM_CONTROL -> ch.onControl(m);
-            default -> ch.onWrite(m);
+        if (amId == UcxWire.AM_CONTROL) {
+            ch.onControl(m);
+        } else {
+            ch.onWrite(m);
         }
     }
 
@@ -329,13 +232,14 @@ final class FfmNode {
             if (!withDeferred.contains(ch)) {
                 withDeferred.add(ch);
             }
+            anyDeferred = true;
         }
         progress.wake();
     }
 
     /** Delivers deferred messages, unless the calling thread is inside an operation; returns how many channels. */
     int drainDeferred() {
-        if (insideOperation()) {
+        if (!anyDeferred || insideOperation()) {
             return 0;
         }
         int n = 0;
@@ -343,6 +247,9 @@ final class FfmNode {
             FfmChannel ch;
             synchronized (deferredLock) {
                 ch = withDeferred.poll();
+                if (ch == null) {
+                    anyDeferred = false;
+                }
             }
             if (ch == null) {
                 return n;
@@ -403,11 +310,13 @@ final class FfmNode {
         }
     }
 
-    boolean pollFromApplication() {
+    @Override
+    public boolean poll() {
         return progress.pollFromApplication();
     }
 
-    void pollingEnded() {
+    @Override
+    public void pollingEnded() {
         progress.pollingEnded();
     }
 
@@ -417,7 +326,6 @@ final class FfmNode {
      * goes to the progress thread, which frees its request once done. Returns whether it completed in time.
      */
     boolean closeEndpoint(UcpEndpoint ep, UcpEndpoint.CloseMode mode, long timeoutNanos) {
-        forgetConnecting(ep);
         Op op = op();
         op.stage = Op.CLOSE;
         lock.lock();

@@ -18,7 +18,10 @@ import org.slf4j.LoggerFactory;
 final class Progress {
     private static final Logger LOG = LoggerFactory.getLogger(Progress.class);
     private static final long POLL_PAUSE_NANOS = 20_000;
-    /** How long the thread stays aside after an application thread last polled, unless told polling ended. */
+    /**
+     * How long the thread stays aside at a time while application threads poll: it looks again after this long and
+     * stays aside for another period if one polled meanwhile, unless told polling ended.
+     */
     private static final long APP_POLL_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final UcpWorker worker;
@@ -28,7 +31,11 @@ final class Progress {
     /** Set by {@link #wake()}: deferred messages wait; the thread must not go to sleep before looking. */
     private volatile boolean deferredWork;
     private volatile boolean asideForApp;
-    private volatile long lastAppPoll = System.nanoTime() - APP_POLL_GRACE_NANOS;
+    /**
+     * Set by every application poll, cleared by this thread each time it looks: a flag, not the time of the last
+     * poll, since reading the clock on every poll was the largest cost of the busy-polling loop.
+     */
+    private volatile boolean appPolled;
     /** Newly pending operations, handed from issuing threads to the poller. */
     private final Object incomingLock = new Object();
     private Op[] incoming = new Op[64];
@@ -42,11 +49,11 @@ final class Progress {
     private final IntSupplier drainDeferred;
     private final ReentrantLock lock;
 
-    Progress(UcpWorker worker, ReentrantLock lock, IntSupplier drainDeferred) {
+    Progress(UcpWorker worker, ReentrantLock lock, IntSupplier drainDeferred, String threadName) {
         this.worker = worker;
         this.lock = lock;
         this.drainDeferred = drainDeferred;
-        thread = new Thread(this::run, "rdmacomm-rdma-progress-ffm");
+        thread = new Thread(this::run, threadName);
         thread.setDaemon(true);
         thread.start();
     }
@@ -54,14 +61,12 @@ final class Progress {
     private void run() {
         while (running) {
             try {
-                long sinceAppPoll = System.nanoTime() - lastAppPoll;
-                if (sinceAppPoll < APP_POLL_GRACE_NANOS) {
+                if (appPolled) {
                     // a busy-polling application thread drives the worker: stay off the CPU (on a small machine the
                     // periodic wake-ups cost the poller its core)
+                    appPolled = false;
                     asideForApp = true;
-                    if (System.nanoTime() - lastAppPoll < APP_POLL_GRACE_NANOS) {
-                        LockSupport.parkNanos(this, APP_POLL_GRACE_NANOS - sinceAppPoll);
-                    }
+                    LockSupport.parkNanos(this, APP_POLL_GRACE_NANOS);
                     asideForApp = false;
                     continue;
                 }
@@ -154,7 +159,9 @@ final class Progress {
 
     /** Progresses on an application thread that busy-polls; false if nothing happened. */
     boolean pollFromApplication() {
-        lastAppPoll = System.nanoTime();
+        if (!appPolled) {
+            appPolled = true; // written once per period, not on every poll
+        }
         try {
             // another thread progressing the worker is as good as this one doing it
             int n = 0;
@@ -173,7 +180,7 @@ final class Progress {
 
     /** An application thread stopped polling: take over progress now rather than after the grace period. */
     void pollingEnded() {
-        lastAppPoll = System.nanoTime() - APP_POLL_GRACE_NANOS;
+        appPolled = false;
         if (asideForApp) {
             LockSupport.unpark(thread);
         }

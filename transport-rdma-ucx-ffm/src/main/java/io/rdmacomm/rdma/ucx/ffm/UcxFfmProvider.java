@@ -1,26 +1,35 @@
 package io.rdmacomm.rdma.ucx.ffm;
 
-import io.rdmacomm.rdma.spi.ChannelHandler;
-import io.rdmacomm.rdma.spi.ListenerHandler;
+import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.rdma.spi.NodeRegistry;
 import io.rdmacomm.rdma.spi.RdmaChannel;
-import io.rdmacomm.rdma.spi.RdmaListener;
+import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
+import io.rdmacomm.rdma.spi.UcxTransports;
+import io.rdmacomm.rdma.spi.UcxWire;
 import io.rdmacomm.ucx.ffm.Ucx;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.time.Duration;
+import java.net.InetAddress;
 import java.util.Optional;
 
 /**
  * The {@code ucx-ffm} RDMA provider, which {@code provider=ucx} selects wherever it can run: UCX through the
- * {@code ucx-ffm} binding, allocation-free on the data path and without JUCX's leaked requests. Channels of the
- * whole process share one {@link FfmNode}.
+ * {@code ucx-ffm} binding, allocation-free on the data path and without JUCX's leaked requests. One {@link FfmNode}
+ * per side (client, server) and interface in the process, shared by all connections of that side; endpoints are made
+ * from the worker addresses the engine's bootstrap carries. UCX's own listener and connection manager are not used.
  */
 public final class UcxFfmProvider implements RdmaProvider {
+    /** The process's nodes by side and UCX_NET_DEVICES value ("" for UCX's choice), as ucx-jucx keeps them. */
+    private static final NodeRegistry<FfmNode> NODES = new NodeRegistry<>();
 
     @Override
     public String name() {
         return "ucx-ffm";
+    }
+
+    @Override
+    public String wireFamily() {
+        return UcxWire.FAMILY;
     }
 
     @Override
@@ -29,19 +38,16 @@ public final class UcxFfmProvider implements RdmaProvider {
     }
 
     @Override
-    public RdmaChannel connect(InetSocketAddress peer, Duration timeout, ChannelHandler handler) throws IOException {
-        FfmNode node = FfmNode.acquire();
-        return node.connect(peer, System.nanoTime() + timeout.toNanos(), handler);
-    }
-
-    @Override
-    public RdmaListener listen(InetSocketAddress address, ListenerHandler handler) throws IOException {
-        FfmNode node = FfmNode.acquire();
-        try {
-            return new FfmListener(node, address, handler);
-        } catch (IOException | RuntimeException e) {
-            node.release();
-            throw e;
-        }
+    public RdmaNode node(InetAddress localInterface, RdmaChannel.Role side) throws IOException {
+        String devices = UcxTransports.netDevices(localInterface);
+        String key = side + " " + (devices == null ? "" : devices);
+        return NODES.acquire(key, () -> {
+            try {
+                return new FfmNode(devices, side, () -> NODES.release(key));
+            } catch (RuntimeException e) {
+                throw new CommunicatorException("UCX (ucx-ffm) could not start"
+                        + (devices == null ? "" : " on " + devices) + ": " + e.getMessage(), e);
+            }
+        });
     }
 }

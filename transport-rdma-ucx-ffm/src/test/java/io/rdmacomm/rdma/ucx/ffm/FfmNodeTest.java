@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.Completion;
+import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RdmaNode;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
@@ -13,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Channels connected by worker address and channel id (SPI v2's path), with no id exchange. */
+/** Channels of a client and a server node connected by worker address and channel id (SPI v2), no id exchange. */
 @Timeout(30)
 class FfmNodeTest {
 
@@ -32,7 +35,7 @@ class FfmNodeTest {
         }
     }
 
-    private static void send(FfmChannel from, String text) throws Exception {
+    private static void send(RdmaChannel from, String text) throws Exception {
         CompletableFuture<Void> sent = new CompletableFuture<>();
         from.send(StandardCharsets.UTF_8.encode(text), new Completion() {
             @Override
@@ -50,23 +53,26 @@ class FfmNodeTest {
 
     @Test
     void channelsConnectedByWorkerAddressAndIdExchangeMessages() throws Exception {
-        FfmNode node = FfmNode.acquire();
-        FfmNode.acquire();
+        UcxFfmProvider provider = new UcxFfmProvider();
+        InetAddress lo = InetAddress.getLoopbackAddress();
         Inbox inboxA = new Inbox();
         Inbox inboxB = new Inbox();
-        FfmChannel a = node.newChannel("b", inboxA);
-        FfmChannel b = node.newChannel("a", inboxB);
-        try {
-            byte[] address = node.address();
-            node.connect(a, address, b.id());
-            node.connect(b, address, a.id());
-            send(a, "to b");
-            send(b, "to a");
-            assertEquals("to b", inboxB.received.poll(10, TimeUnit.SECONDS));
-            assertEquals("to a", inboxA.received.poll(10, TimeUnit.SECONDS));
-        } finally {
-            a.close();
-            b.close();
+        try (RdmaNode client = provider.node(lo, RdmaChannel.Role.ACTIVE);
+                RdmaNode server = provider.node(lo, RdmaChannel.Role.PASSIVE)) {
+            RdmaChannel a = client.newChannel("b", inboxA);
+            RdmaChannel b = server.newChannel("a", inboxB);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            try {
+                a.connect(server.address(), b.localId(), RdmaChannel.Role.ACTIVE, deadline);
+                b.connect(client.address(), a.localId(), RdmaChannel.Role.PASSIVE, deadline);
+                send(a, "to b");
+                send(b, "to a");
+                assertEquals("to b", inboxB.received.poll(10, TimeUnit.SECONDS));
+                assertEquals("to a", inboxA.received.poll(10, TimeUnit.SECONDS));
+            } finally {
+                a.close();
+                b.close();
+            }
         }
     }
 }

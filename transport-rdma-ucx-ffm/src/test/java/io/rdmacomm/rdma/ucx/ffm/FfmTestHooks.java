@@ -1,6 +1,5 @@
 package io.rdmacomm.rdma.ucx.ffm;
 
-import io.rdmacomm.rdma.spi.RawByteChannel;
 import io.rdmacomm.testkit.TransportUnderTest;
 import java.util.Optional;
 
@@ -11,10 +10,12 @@ final class FfmTestHooks {
     private FfmTestHooks() {
     }
 
-    /** The kit's transport for rdma:// on ucx-ffm, whose raw connections skip the rdmacomm handshake. */
+    /**
+     * The kit's transport for rdma:// on ucx-ffm; raw connections are the kit's default plain sockets, since the
+     * engine's bootstrap port is a TCP socket.
+     */
     static TransportUnderTest transport() {
-        return TransportUnderTest.of(URI)
-                .withRawConnector(served -> RawByteChannel.connect(new UcxFfmProvider(), served.socketAddress()));
+        return TransportUnderTest.of(URI);
     }
 
     /** Same, but only where UCX_TLS=tcp is in the environment (the surefire execution "ucx-tcp" sets it). */

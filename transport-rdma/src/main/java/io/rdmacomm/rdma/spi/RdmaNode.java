@@ -1,0 +1,38 @@
+package io.rdmacomm.rdma.spi;
+
+import java.io.IOException;
+
+/**
+ * What one process runs of a provider on one interface, shared by all its connections, server and client side
+ * (UCX: context, worker and one progress thread; verbs: a device context and the rdma-cm listener). Messages for
+ * the node's channels are routed by {@link RdmaChannel#localId()}.
+ */
+public interface RdmaNode extends AutoCloseable {
+
+    /**
+     * What a peer needs to reach this node (UCX: the worker address; verbs: the rdma-cm address), sent to it by the
+     * engine's bootstrap handshake. At most 4 KiB.
+     */
+    byte[] address();
+
+    /**
+     * A new, unconnected channel with a fresh {@link RdmaChannel#localId()}; {@code handler} may receive messages
+     * for it from now on (a peer may send as soon as it connected its side). {@code peerName} names the peer in
+     * messages.
+     */
+    RdmaChannel newChannel(String peerName, ChannelHandler handler) throws IOException;
+
+    /**
+     * Progresses the node once on the calling thread (for busy-polling waits); returns whether anything happened.
+     * Nodes may return false without doing anything.
+     */
+    boolean poll();
+
+    /** The caller stopped busy-polling and is about to wait: a progress thread that stepped aside resumes now. */
+    default void pollingEnded() {
+    }
+
+    /** Drops the caller's reference; the last one releases the node (its channels must be closed by then). */
+    @Override
+    void close();
+}
