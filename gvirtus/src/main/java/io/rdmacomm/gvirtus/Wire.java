@@ -11,6 +11,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * GVirtuS's request and reply framing on a communicator's byte stream. Requests are the routine name, a NUL,
@@ -87,13 +88,14 @@ final class Wire {
         }
         // the chunk that held the NUL may already hold part of the input length
         head.limit(nul + 1 + 8);
-        fill(c, head, "the input length (8 bytes) of request '" + routine + "'", nul + 1);
+        fill(c, head, () -> "the input length (8 bytes) of request '" + routine + "'", nul + 1);
         long length = head.getLong(nul + 1);
         if (length < 0 || length > limits.maxInputBytes()) {
             throw new CommunicatorException("request '" + routine + "' from " + c.peerName() + ": input length "
                     + Long.toUnsignedString(length) + " bytes exceeds maxInputBytes " + limits.maxInputBytes());
         }
-        byte[] input = payload(c, (int) length, "the input (" + length + " bytes) of request '" + routine + "'");
+        byte[] input = payload(c, (int) length,
+                () -> "the input (" + length + " bytes) of request '" + routine + "'");
         return Optional.of(new GVirtuSRequest(routine, input));
     }
 
@@ -114,7 +116,7 @@ final class Wire {
      */
     static GVirtuSResult readResult(Communicator c, GVirtuSLimits limits, String what) throws IOException {
         ByteBuffer head = ByteBuffer.allocate(REPLY_HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        fill(c, head, "the reply header (exit code, elapsed seconds, output length) to " + what, 0);
+        fill(c, head, () -> "the reply header (exit code, elapsed seconds, output length) to " + what, 0);
         int exitCode = head.getInt(0);
         double elapsed = head.getDouble(4);
         long length = head.getLong(12);
@@ -123,28 +125,29 @@ final class Wire {
                     + Long.toUnsignedString(length) + " bytes exceeds maxOutputBytes " + limits.maxOutputBytes()
                     + " (exit code " + exitCode + ")");
         }
-        byte[] output = payload(c, (int) length, "the output (" + length + " bytes) of the reply to " + what);
+        byte[] output = payload(c, (int) length, () -> "the output (" + length + " bytes) of the reply to " + what);
         return new GVirtuSResult(exitCode, elapsed, output);
     }
 
     /**
      * Fills {@code dst} to its limit. {@code base} is where the part named by {@code what} starts in {@code dst},
-     * so the message counts that part's bytes only.
+     * so the message counts that part's bytes only. {@code what} is built only for the error: a backend reads a
+     * request header per call.
      */
-    private static void fill(Communicator c, ByteBuffer dst, String what, int base) throws IOException {
+    private static void fill(Communicator c, ByteBuffer dst, Supplier<String> what, int base) throws IOException {
         while (dst.hasRemaining()) {
             if (c.read(dst) < 0) {
-                throw new EOFException("end of stream from " + c.peerName() + " in " + what + ": "
+                throw new EOFException("end of stream from " + c.peerName() + " in " + what.get() + ": "
                         + (dst.position() - base) + " of " + (dst.limit() - base) + " bytes arrived");
             }
         }
     }
 
     /** Reads a payload the header declared, holding only what arrived ({@link Payloads}). */
-    private static byte[] payload(Communicator c, int length, String what) throws IOException {
+    private static byte[] payload(Communicator c, int length, Supplier<String> what) throws IOException {
         byte[] b = Payloads.read(c, length);
         if (b.length < length) {
-            throw new EOFException("end of stream from " + c.peerName() + " in " + what + ": " + b.length + " of "
+            throw new EOFException("end of stream from " + c.peerName() + " in " + what.get() + ": " + b.length + " of "
                     + length + " bytes arrived");
         }
         return b;

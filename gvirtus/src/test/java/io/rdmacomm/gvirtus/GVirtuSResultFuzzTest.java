@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.rdmacomm.api.CommunicatorException;
-import io.rdmacomm.testkit.ScriptedPeer;
 import io.rdmacomm.testkit.fuzz.ParserChecks;
+import io.rdmacomm.testkit.fuzz.ScriptedStream;
 import java.io.EOFException;
 import java.util.Arrays;
 import org.junit.jupiter.api.Timeout;
@@ -20,16 +20,16 @@ import org.junit.jupiter.api.Timeout;
 class GVirtuSResultFuzzTest {
     @FuzzTest(maxDuration = "30s")
     void reply(byte[] input) throws Exception {
-        ScriptedPeer[] peer = new ScriptedPeer[1];
+        ScriptedStream[] peer = new ScriptedStream[1];
         ParserChecks.Outcome<GVirtuSResult> outcome = ParserChecks.parse(
                 GVirtuSRequestFuzzTest.allocationCap(input), () -> {
-                    peer[0] = new ScriptedPeer(input, 7);
-                    return GVirtuSResult.readFrom(peer[0].communicator(), GVirtuSLimits.DEFAULT);
+                    peer[0] = new ScriptedStream(input, 7);
+                    return GVirtuSResult.readFrom(peer[0], GVirtuSLimits.DEFAULT);
                 }, CommunicatorException.class, EOFException.class);
         if (outcome.accepted()) {
-            ScriptedPeer again = new ScriptedPeer(new byte[0], 1);
-            outcome.value().writeTo(again.communicator());
-            assertArrayEquals(Arrays.copyOf(input, peer[0].consumed()), ParserChecks.bytes(again.written()),
+            ScriptedStream again = new ScriptedStream(new byte[0], 1);
+            outcome.value().writeTo(again);
+            assertArrayEquals(Arrays.copyOf(input, peer[0].consumed()), again.written(),
                     "a reply read writes back to its bytes");
         }
     }
