@@ -64,12 +64,10 @@ public final class ExchangeResult {
         return ByteBuffer.wrap(body).asReadOnlyBuffer();
     }
 
-    /** The result as it goes on the wire; the message is cut to {@link SessionProtocol#MAX_MESSAGE_LENGTH}. */
+    /** The result as it goes on the wire; the message is cut to {@link SessionProtocol#MAX_MESSAGE_LENGTH}
+     * bytes, at a character boundary. */
     public ByteBuffer encode() {
-        byte[] text = message.getBytes(StandardCharsets.UTF_8);
-        if (text.length > SessionProtocol.MAX_MESSAGE_LENGTH) {
-            text = Arrays.copyOf(text, SessionProtocol.MAX_MESSAGE_LENGTH);
-        }
+        byte[] text = SessionProtocol.messageBytes(message);
         return ByteBuffer.allocate(HEADER_LENGTH + text.length + 4 + body.length)
                 .putInt(SessionProtocol.RESULT_MAGIC)
                 .putShort((short) SessionProtocol.VERSION)

@@ -4,6 +4,8 @@ import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.CommunicatorException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.regex.Pattern;
 
 /**
@@ -58,7 +60,7 @@ public final class SessionProtocol {
     public static final int MAX_RESULT_BODY = 8192;
     /** The largest parameter block a server accepts; a larger announced length is refused unread. */
     public static final int MAX_PARAMS_LENGTH = 4096;
-    /** The longest reply message in UTF-8 bytes; longer messages are cut. */
+    /** The longest reply message in UTF-8 bytes; longer messages are cut, at a character boundary. */
     public static final int MAX_MESSAGE_LENGTH = 1024;
 
     static final int REQUEST_HEADER_LENGTH = 12;
@@ -68,6 +70,23 @@ public final class SessionProtocol {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1," + MAX_NAME_LENGTH + "}");
 
     private SessionProtocol() {
+    }
+
+    /**
+     * A reply or result message as it goes on the wire: UTF-8, cut to {@link #MAX_MESSAGE_LENGTH} bytes before the
+     * character that does not fit whole, so the cut text is still UTF-8 (cutting inside a character would hand the
+     * peer a broken one; found by {@code SessionReplyFuzzTest}).
+     */
+    static byte[] messageBytes(String message) {
+        byte[] text = message.getBytes(StandardCharsets.UTF_8);
+        if (text.length <= MAX_MESSAGE_LENGTH) {
+            return text;
+        }
+        int cut = MAX_MESSAGE_LENGTH;
+        while (cut > 0 && (text[cut] & 0xc0) == 0x80) {
+            cut--;
+        }
+        return Arrays.copyOf(text, cut);
     }
 
     /** Writes a sink acknowledgement for {@code received} bytes and syncs it. */

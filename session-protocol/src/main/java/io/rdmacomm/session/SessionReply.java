@@ -5,7 +5,6 @@ import io.rdmacomm.api.CommunicatorException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 
 /**
  * The server's answer to a {@link SessionRequest}: a status and a message for people.
@@ -20,12 +19,10 @@ public record SessionReply(SessionStatus status, String message) {
         return new SessionReply(SessionStatus.OK, "");
     }
 
-    /** The reply as it goes on the wire; the message is cut to {@link SessionProtocol#MAX_MESSAGE_LENGTH}. */
+    /** The reply as it goes on the wire; the message is cut to {@link SessionProtocol#MAX_MESSAGE_LENGTH}
+     * bytes, at a character boundary. */
     public ByteBuffer encode() {
-        byte[] text = message.getBytes(StandardCharsets.UTF_8);
-        if (text.length > SessionProtocol.MAX_MESSAGE_LENGTH) {
-            text = Arrays.copyOf(text, SessionProtocol.MAX_MESSAGE_LENGTH);
-        }
+        byte[] text = SessionProtocol.messageBytes(message);
         return ByteBuffer.allocate(SessionProtocol.REPLY_HEADER_LENGTH + text.length)
                 .putInt(SessionProtocol.REPLY_MAGIC)
                 .putShort((short) SessionProtocol.VERSION)

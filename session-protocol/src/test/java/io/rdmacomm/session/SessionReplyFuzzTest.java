@@ -1,12 +1,12 @@
 package io.rdmacomm.session;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.rdmacomm.api.CommunicatorException;
-import io.rdmacomm.testkit.ScriptedPeer;
 import io.rdmacomm.testkit.fuzz.ParserChecks;
+import io.rdmacomm.testkit.fuzz.ScriptedStream;
 import java.io.EOFException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -33,13 +33,13 @@ class SessionReplyFuzzTest {
     @FuzzTest(maxDuration = "30s")
     void replyAndResult(byte[] input) throws Exception {
         ParserChecks.Outcome<Read> outcome = ParserChecks.parse(ALLOCATION_CAP, () -> {
-            ScriptedPeer peer = new ScriptedPeer(input, 7);
-            SessionReply reply = SessionReply.read(peer.communicator());
+            ScriptedStream peer = new ScriptedStream(input, 7);
+            SessionReply reply = SessionReply.read(peer);
             int replyBytes = peer.consumed();
             if (reply.status() != SessionStatus.OK) {
                 return new Read(reply, replyBytes, null, 0);
             }
-            ExchangeResult result = ExchangeResult.read(peer.communicator());
+            ExchangeResult result = ExchangeResult.read(peer);
             return new Read(reply, replyBytes, result, peer.consumed() - replyBytes);
         }, CommunicatorException.class, EOFException.class);
         if (!outcome.accepted()) {
@@ -62,8 +62,17 @@ class SessionReplyFuzzTest {
         if (Arrays.equals(text, again)) {
             assertArrayEquals(consumed, ParserChecks.bytes(encoded), "a " + what + " read encodes back to its bytes");
         } else {
-            assertEquals(textAt + again.length, encoded.getShort(textAt - 2) + textAt,
+            // the decoded text (bad bytes become U+FFFD, 3 bytes each) may outgrow the limit and be cut, whole
+            // characters only
+            int length = encoded.getShort(textAt - 2) & 0xffff;
+            byte[] carried = Arrays.copyOfRange(ParserChecks.bytes(encoded), textAt, textAt + length);
+            assertTrue(length <= SessionProtocol.MAX_MESSAGE_LENGTH, "a " + what + " text within the limit");
+            assertArrayEquals(Arrays.copyOf(again, Math.min(again.length, length)), carried,
                     "a " + what + " with text that is not UTF-8 carries what it decodes to");
+            assertArrayEquals(carried, new String(carried, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8),
+                    "a " + what + " text cut to the limit is still UTF-8");
+            assertTrue(length == again.length || length > SessionProtocol.MAX_MESSAGE_LENGTH - 4,
+                    "a " + what + " text is cut only when it does not fit, by less than a character");
         }
     }
 }
