@@ -21,7 +21,7 @@ import picocli.CommandLine;
         description = "Talks to a servercomm: one subcommand per exercise.",
         subcommands = {HelloCommand.class, EchoCommand.class, SendCommand.class, WriteCommand.class,
             ReadCommand.class, CallCommand.class, AllToAllCommand.class, BroadcastCommand.class, BenchCommand.class,
-            GVirtuSCommand.class})
+            GVirtuSCommand.class, StatsCommand.class})
 public final class ClientMain implements Runnable {
 
     @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", defaultValue = Cli.DEFAULT_ENDPOINT,

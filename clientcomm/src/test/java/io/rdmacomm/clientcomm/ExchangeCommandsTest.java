@@ -98,6 +98,22 @@ class ExchangeCommandsTest {
         assertEquals("DONE" + System.lineSeparator(), run("-e", endpoint, "call", "upper", "-i", "done").out());
     }
 
+    /** {@code stats} prints the server's counters as NAME=VALUE on one line; the count of sessions includes itself. */
+    @Test
+    void statsPrintsTheServersCountersOnOneParseableLine() throws Exception {
+        String endpoint = startServer();
+        assertEquals(0, run("-e", endpoint, "hello").code());
+        Run stats = run("-e", endpoint, "stats");
+        assertEquals(0, stats.code(), stats.toString());
+        List<String> lines = stats.out().lines().toList();
+        assertEquals(1, lines.size(), stats.out());
+        assertTrue(lines.get(0).matches("sessions=1 sessionsServed=2 maxSessions=16 regions=\\d+ regionBytes=\\d+"
+                + "( regions\\.[a-z-]+=\\d+ regionBytes\\.[a-z-]+=\\d+)*"), lines.get(0));
+        Run help = run("stats", "--help");
+        assertEquals(0, help.code());
+        assertTrue(help.out().contains("NAME=VALUE"), help.out());
+    }
+
     @Test
     void groupOfTwoInThisJvm() throws Exception {
         String endpoint = startServer();

@@ -14,6 +14,7 @@ import io.rdmacomm.api.Access;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RegisteredMemory;
 import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.testkit.Harness.Pair;
 import java.io.IOException;
@@ -26,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -306,5 +308,37 @@ public abstract class RemoteMemoryContractTest {
         assertBytes(data, viaView, "region.buffer() is a view of the registered memory");
         writeAll(p.accepted(), data, data.length);
         assertBytes(data, readN(p.client(), data.length), "stream after the reverse put");
+    }
+
+    /**
+     * The process's {@link RegisteredMemory} count follows the transport's registrations: one more region of the
+     * registered length while it lives, gone on its close, and a region left registered is released with its
+     * connection (what a server needs when a peer dies mid-exchange).
+     */
+    @Test
+    @Timeout(30)
+    void registeredMemoryIsCountedUntilReleasedOrTheConnectionCloses() throws Exception {
+        RegisteredMemory.Usage beforeConnecting = RegisteredMemory.total();
+        Pair p = h.pair();
+        RegisteredMemory.Usage connected = RegisteredMemory.total();
+        MemoryRegion closed = p.accepted().register(ByteBuffer.allocateDirect(REGION), Access.readWrite());
+        assertEquals(new RegisteredMemory.Usage(connected.regions() + 1, connected.bytes() + REGION),
+                RegisteredMemory.total(), "after registering " + REGION + " bytes");
+        MemoryRegion leftOpen = p.accepted().register(ByteBuffer.allocateDirect(3 * REGION), Access.readWrite());
+        assertEquals(new RegisteredMemory.Usage(connected.regions() + 2, connected.bytes() + 4 * REGION),
+                RegisteredMemory.total(), "after registering " + 3 * REGION + " bytes more");
+        closed.close();
+        closed.close();
+        assertEquals(new RegisteredMemory.Usage(connected.regions() + 1, connected.bytes() + 3 * REGION),
+                RegisteredMemory.total(), "after closing the first region (twice)");
+        Harness.assertUsable(p);
+        p.accepted().close();
+        p.client().close();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!RegisteredMemory.total().equals(beforeConnecting) && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5)); // polling for the release after close
+        }
+        assertEquals(beforeConnecting, RegisteredMemory.total(), "after closing both ends, with region "
+                + leftOpen.descriptor().length() + " bytes never closed by the application");
     }
 }

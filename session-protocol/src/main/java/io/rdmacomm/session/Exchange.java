@@ -26,7 +26,12 @@ public enum Exchange {
     /** Sequential all-to-all in a named group of clients with the server as rank 0. */
     ALLTOALL(7, 1 + 1 + 2 + 4, 1 + SessionProtocol.MAX_NAME_LENGTH + 2 + 4),
     /** Broadcast by the server to a named group of clients. */
-    BROADCAST(8, 1 + 1 + 2 + 4, 1 + SessionProtocol.MAX_NAME_LENGTH + 2 + 4);
+    BROADCAST(8, 1 + 1 + 2 + 4, 1 + SessionProtocol.MAX_NAME_LENGTH + 2 + 4),
+    /**
+     * The server's counters: one result whose body is a {@link ServerStats} (live sessions, registered memory), then
+     * the client ends the stream. No parameters.
+     */
+    STATS(9, 0, 0);
 
     private final int id;
     private final int minParams;

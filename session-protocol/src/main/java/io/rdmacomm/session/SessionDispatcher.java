@@ -10,6 +10,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +53,15 @@ public final class SessionDispatcher {
      */
     public static SessionDispatcher standard(ExchangeSettings settings, Duration requestTimeout,
             ScheduledExecutorService timer) {
+        return standard(settings, requestTimeout, timer, () -> ServerStats.builder().putRegisteredMemory().build());
+    }
+
+    /**
+     * {@link #standard(ExchangeSettings, Duration, ScheduledExecutorService)} whose {@link Exchange#STATS} answers
+     * with what {@code stats} reports at the time (without it: the process's registered memory only).
+     */
+    public static SessionDispatcher standard(ExchangeSettings settings, Duration requestTimeout,
+            ScheduledExecutorService timer, Supplier<ServerStats> stats) {
         Map<Exchange, ExchangeHandler> handlers = new EnumMap<>(Exchange.class);
         handlers.put(Exchange.ECHO, new EchoHandler());
         handlers.put(Exchange.SINK, new SinkHandler());
@@ -63,6 +73,7 @@ public final class SessionDispatcher {
         GroupHandler groups = new GroupHandler(settings.maxGroupSize(), settings.groupTimeout());
         handlers.put(Exchange.ALLTOALL, groups);
         handlers.put(Exchange.BROADCAST, groups);
+        handlers.put(Exchange.STATS, new StatsHandler(stats));
         return create(handlers, requestTimeout, settings.idleTimeout(), timer);
     }
 

@@ -32,6 +32,7 @@ import java.util.regex.Pattern;
  * ALLTOALL   byte name length | group name | short members | int message size (1 to MAX_GROUP_MESSAGE)
  * BROADCAST  byte name length | group name | short members | int message length (0 to MAX_GROUP_MESSAGE);
  *            then the client sends its message, if any
+ * STATS      none; the server answers with one result whose body is a {@link ServerStats}
  * </pre>
  */
 public final class SessionProtocol {

@@ -51,6 +51,11 @@ public final class SessionRequest {
         return new SessionRequest(Exchange.READ, new byte[0]);
     }
 
+    /** A request for {@link Exchange#STATS}. */
+    public static SessionRequest stats() {
+        return new SessionRequest(Exchange.STATS, new byte[0]);
+    }
+
     /** A request for {@link Exchange#CALL} of {@code routine} with an input of {@code inputLength} bytes. */
     public static SessionRequest call(String routine, int inputLength) {
         checkName("routine", routine);
@@ -272,7 +277,7 @@ public final class SessionRequest {
                 }
             }
             default -> {
-                // ECHO and READ take no parameters; their length was checked already
+                // ECHO, READ and STATS take no parameters; their length was checked already
             }
         }
     }

@@ -53,7 +53,7 @@ public final class SessionServer implements AutoCloseable {
             timerThreads.add(t);
             return t;
         });
-        this.dispatcher = SessionDispatcher.standard(settings, requestTimeout, timer);
+        this.dispatcher = SessionDispatcher.standard(settings, requestTimeout, timer, this::stats);
     }
 
     /** {@link #start(Endpoint, int, Duration, ExchangeSettings)} with {@link ExchangeSettings#defaults()}. */
@@ -84,6 +84,20 @@ public final class SessionServer implements AutoCloseable {
     /** The endpoint actually bound (the real port when port 0 was asked for). */
     public Endpoint endpoint() {
         return listener.endpoint();
+    }
+
+    /** Sessions being served now (accepted, not yet ended); peers refused as busy are not sessions. */
+    public int liveSessions() {
+        return sessions.size();
+    }
+
+    /**
+     * What {@link Exchange#STATS} reports (see {@link ServerStats}): sessions now, sessions served, the limit, and
+     * the memory this process holds registered.
+     */
+    public ServerStats stats() {
+        return ServerStats.builder().put("sessions", liveSessions()).put("sessionsServed", sessionCount.get())
+                .put("maxSessions", maxSessions).putRegisteredMemory().build();
     }
 
     /** Accepts and serves peers until {@link #stop()}; then releases everything and returns. */

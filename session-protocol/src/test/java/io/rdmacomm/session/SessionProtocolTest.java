@@ -139,6 +139,19 @@ class SessionProtocolTest {
                 bytes(SessionRequest.allToAll("g1", 3, 64).encode()));
         assertArrayEquals(new byte[] {'R', 'C', 'S', 'Q', 0, 1, 0, 8, 0, 0, 0, 8, 1, 'b', 0, 2, 0, 0, 0, 0},
                 bytes(SessionRequest.broadcast("b", 2, 0).encode()));
+        assertArrayEquals(new byte[] {'R', 'C', 'S', 'Q', 0, 1, 0, 9, 0, 0, 0, 0}, bytes(SessionRequest.stats().encode()));
+    }
+
+    @Test
+    void statsRequestRoundTripsAndTakesNoParameters() throws IOException {
+        assertEquals(Exchange.STATS, SessionRequest.read(new ScriptedPeer(bytes(SessionRequest.stats().encode()), 5)
+                .communicator()).exchange());
+        ByteBuffer statsWithParams = ByteBuffer.allocate(13).put(bytes(SessionRequest.stats().encode()))
+                .putInt(8, 1).put((byte) 0).flip();
+        SessionException e = assertThrows(SessionException.class,
+                () -> SessionRequest.read(new ScriptedPeer(bytes(statsWithParams), 100).communicator()));
+        assertEquals(SessionStatus.BAD_PARAMETERS, e.status());
+        assertTrue(e.getMessage().contains("STATS takes 0 bytes of parameters, got 1"), e.getMessage());
     }
 
     @Test

@@ -207,4 +207,49 @@ class SessionServerTest {
         c.readFully(back);
         assertEquals(text, new String(back.array(), StandardCharsets.UTF_8));
     }
+
+    private ServerStats stats() throws IOException {
+        try (Communicator c = session(SessionRequest.stats())) {
+            return ServerStats.read(c);
+        }
+    }
+
+    private static long value(ServerStats stats, String name) {
+        return stats.get(name).orElseThrow(() -> new AssertionError(name + " missing from " + stats));
+    }
+
+    /**
+     * STATS counts the live sessions (itself included) and the registered memory of the process: a READ session's
+     * region while it lives, and none once its client vanished without saying done.
+     */
+    @Test
+    void statsReportLiveSessionsAndRegisteredMemoryUntilAPeerThatLeftIsReleased() throws Exception {
+        start(4, Duration.ofSeconds(5));
+        ServerStats baseline = stats();
+        assertEquals(1, value(baseline, "sessions"), "the STATS session counts itself: " + baseline);
+        assertEquals(1, value(baseline, "sessionsServed"));
+        assertEquals(4, value(baseline, "maxSessions"));
+
+        Communicator reader = session(SessionRequest.oneSidedRead());
+        ExchangeResult advert = ExchangeResult.expectOk(reader, "read");
+        long regionBytes = io.rdmacomm.api.RegionDescriptor.readFrom(advert.body()).length();
+        ServerStats during = stats();
+        assertEquals(2, value(during, "sessions"), during.toString());
+        assertEquals(3, value(during, "sessionsServed"));
+        assertEquals(value(baseline, "regions") + 1, value(during, "regions"), during.toString());
+        assertEquals(value(baseline, "regionBytes") + regionBytes, value(during, "regionBytes"), during.toString());
+        assertEquals(value(baseline, "regions.local") + 1, value(during, "regions.local"), during.toString());
+
+        reader.close(); // the client goes without READ done
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        ServerStats after = stats();
+        while ((value(after, "sessions") != 1 || value(after, "regions") != value(baseline, "regions"))
+                && System.nanoTime() < deadline) {
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // polling
+            after = stats();
+        }
+        assertEquals(1, value(after, "sessions"), after.toString());
+        assertEquals(value(baseline, "regions"), value(after, "regions"), after.toString());
+        assertEquals(value(baseline, "regionBytes"), value(after, "regionBytes"), after.toString());
+    }
 }

@@ -21,7 +21,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A short run of {@code bin/fault-inject} (the full run is 100 trials per transport; docs/security.md): SIGKILL
  * and SIGSTOP of clients and of the server at random points of the exchanges, on servercomm and clientcomm JVMs
  * started from this class path. The script's exit status carries the verdict: no hang, every failing client said
- * why, and the server's fds and threads back to their baseline.
+ * why, and the server's fds, threads, live sessions and registered memory (its {@code clientcomm stats}) back to
+ * their baseline.
  */
 @Timeout(300)
 class FaultInjectionTest {

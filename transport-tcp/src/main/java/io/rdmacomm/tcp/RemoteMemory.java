@@ -4,6 +4,7 @@ import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RegisteredMemory;
 import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.api.Units;
 import io.rdmacomm.api.support.Waiter;
@@ -26,6 +27,8 @@ import java.util.function.BooleanSupplier;
  */
 final class RemoteMemory {
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** The process's count of tcp:// regions: a region counts from its registration to its close. */
+    private static final RegisteredMemory.Counter LIVE = RegisteredMemory.counter("tcp");
 
     private final String peer;
     private final long maxRegistered;
@@ -68,6 +71,7 @@ final class RemoteMemory {
             key = RANDOM.nextLong();
             region = new Region(serials.incrementAndGet(), key, memory, access);
         } while (regions.putIfAbsent(key, region) != null);
+        LIVE.registered(length);
         return region;
     }
 
@@ -243,6 +247,7 @@ final class RemoteMemory {
         public void close() {
             if (regions.remove(key, this)) {
                 registered.addAndGet(-memory.capacity());
+                LIVE.released(memory.capacity());
             }
         }
 

@@ -3,6 +3,7 @@ package io.rdmacomm.testkit.local;
 import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RegisteredMemory;
 import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.api.Units;
 import java.nio.ByteBuffer;
@@ -22,6 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class Regions {
     private static final SecureRandom KEYS = new SecureRandom();
     private static final int KEY_BYTES = 16;
+    /** The process's count of local:// regions, from registration to close. */
+    private static final RegisteredMemory.Counter LIVE = RegisteredMemory.counter("local");
 
     private final Map<Long, LocalRegion> byId = new ConcurrentHashMap<>();
     private final AtomicLong nextId = new AtomicLong(1);
@@ -53,6 +56,7 @@ final class Regions {
             registeredBytes += view.capacity();
             byId.put(id, region);
         }
+        LIVE.registered(view.capacity());
         return region;
     }
 
@@ -76,6 +80,7 @@ final class Regions {
         synchronized (this) {
             if (byId.remove(region.descriptor().address(), region)) {
                 registeredBytes -= region.descriptor().length();
+                LIVE.released(region.descriptor().length());
             }
         }
     }

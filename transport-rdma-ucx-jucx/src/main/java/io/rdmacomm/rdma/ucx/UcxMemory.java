@@ -3,6 +3,7 @@ package io.rdmacomm.rdma.ucx;
 import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RegisteredMemory;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
@@ -28,6 +29,11 @@ import org.openucx.jucx.ucp.UcpRemoteKey;
  */
 final class UcxMemory {
     private static final byte[] NO_KEY = new byte[0];
+    /**
+     * The process's count of this provider's regions, mapped or (where one-sided access is withheld) bounds only,
+     * receive rings and staging buffers included: from {@link #add} to the region's close.
+     */
+    private static final RegisteredMemory.Counter LIVE = RegisteredMemory.counter("ucx-jucx");
     private final UcpContext context;
     private final boolean withheld;
     private final Set<Region> regions = ConcurrentHashMap.newKeySet();
@@ -85,6 +91,7 @@ final class UcxMemory {
 
     private Region add(Region r) {
         regions.add(r);
+        LIVE.registered(r.length());
         return r;
     }
 
@@ -180,6 +187,7 @@ final class UcxMemory {
                 if (mem != null) {
                     mem.deregister();
                 }
+                LIVE.released(buffer.capacity());
             }
         }
     }

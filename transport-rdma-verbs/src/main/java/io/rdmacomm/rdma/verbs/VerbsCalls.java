@@ -105,6 +105,7 @@ final class VerbsCalls {
             throw e;
         }
         this.slotsMr = mr;
+        VerbsMemory.LIVE.registered(slots.capacity());
     }
 
     private static IbvRecvWR recvWr(long wrId, long address, int length, int lkey) {
@@ -232,5 +233,6 @@ final class VerbsCalls {
         readPost.free();
         poll.free();
         VerbsMemory.deregisterQuietly(verbs, slotsMr, peer);
+        VerbsMemory.LIVE.released(slots.capacity());
     }
 }

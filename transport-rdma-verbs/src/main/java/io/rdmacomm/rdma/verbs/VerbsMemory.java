@@ -4,6 +4,7 @@ import com.ibm.disni.verbs.IbvMr;
 import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RegisteredMemory;
 import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RemoteRegion;
@@ -23,6 +24,11 @@ import org.slf4j.LoggerFactory;
  */
 final class VerbsMemory {
     private static final Logger LOG = LoggerFactory.getLogger(VerbsMemory.class);
+    /**
+     * The process's count of memory regions of this provider, the connections' slot memory ({@link VerbsCalls})
+     * included: from registration to deregistration.
+     */
+    static final RegisteredMemory.Counter LIVE = RegisteredMemory.counter("verbs");
 
     private final Verbs verbs;
     private final String peer;
@@ -63,6 +69,7 @@ final class VerbsMemory {
         synchronized (this) {
             if (!refusing) {
                 regions.add(region);
+                LIVE.registered(length);
                 return region;
             }
         }
@@ -125,6 +132,7 @@ final class VerbsMemory {
         }
         for (Local r : all) {
             deregisterQuietly(verbs, r.mr, peer);
+            LIVE.released(r.length);
         }
     }
 
@@ -135,6 +143,7 @@ final class VerbsMemory {
             }
         }
         deregisterQuietly(verbs, region.mr, peer);
+        LIVE.released(region.length);
     }
 
     static void deregisterQuietly(Verbs verbs, IbvMr mr, String peer) {

@@ -30,6 +30,7 @@ import com.ibm.disni.verbs.IbvWC.IbvWcStatus;
 import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RegisteredMemory;
 import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.Completion;
@@ -385,6 +386,23 @@ class VerbsChannelTest {
         progress();
         assertEquals(List.of(), handler.errors);
         assertEquals(1, disni.recvExecutions(2), "a flushed receive is not re-posted");
+    }
+
+    @Test
+    void registrationsAreCountedUntilDeregisteredOnceWithTheSlotMemoryAndTheChannel() throws IOException {
+        RegisteredMemory.Counter verbsCount = RegisteredMemory.counter("verbs");
+        RegisteredMemory.Usage open = verbsCount.usage();
+        LocalRegion closed = local(4096, Set.of(Access.REMOTE_WRITE));
+        LocalRegion left = local(1000, Set.of());
+        assertEquals(new RegisteredMemory.Usage(open.regions() + 2, open.bytes() + 5096), verbsCount.usage());
+        closed.close();
+        closed.close();
+        assertEquals(new RegisteredMemory.Usage(open.regions() + 1, open.bytes() + 1000), verbsCount.usage());
+        channel.close();
+        left.close();
+        long slots = (long) (SMALL.recvSlots() + SMALL.sendSlots()) * SMALL.slotSize();
+        assertEquals(new RegisteredMemory.Usage(open.regions() - 1, open.bytes() - slots), verbsCount.usage(),
+                "the channel's slot memory and the region left registered are released with the channel, once");
     }
 
     @Test

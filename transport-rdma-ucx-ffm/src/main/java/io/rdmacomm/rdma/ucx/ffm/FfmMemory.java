@@ -3,6 +3,7 @@ package io.rdmacomm.rdma.ucx.ffm;
 import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.RegisteredMemory;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
@@ -30,6 +31,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class FfmMemory {
     private static final byte[] NO_KEY = new byte[0];
+    /**
+     * The process's count of this provider's regions, mapped or (where one-sided access is withheld) bounds only,
+     * receive rings and staging buffers included: from {@link #add} to the region's close.
+     */
+    private static final RegisteredMemory.Counter LIVE = RegisteredMemory.counter("ucx-ffm");
     private final UcpContext context;
     private final boolean withheld;
     private volatile Region[] regions = new Region[0];
@@ -79,6 +85,7 @@ final class FfmMemory {
         Region[] next = Arrays.copyOf(regions, regions.length + 1);
         next[next.length - 1] = r;
         regions = next;
+        LIVE.registered(r.length());
         return r;
     }
 
@@ -194,6 +201,7 @@ final class FfmMemory {
                 if (mem != null) {
                     mem.close();
                 }
+                LIVE.released(buffer.capacity());
             }
         }
     }
