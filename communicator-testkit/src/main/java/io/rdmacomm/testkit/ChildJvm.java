@@ -1,12 +1,18 @@
 package io.rdmacomm.testkit;
 
+import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -42,6 +48,21 @@ public final class ChildJvm {
             throws IOException {
         return of(javaHome, featureVersion(javaHome), List.of(), String.join(File.pathSeparator, classPath), main,
                 args);
+    }
+
+    /**
+     * The next line a child printed (null at its end of output), waiting at most {@code seconds}: a child that hangs
+     * before it prints fails the test with a {@link TimeoutException} instead of blocking it.
+     */
+    public static String readLine(BufferedReader out, long seconds)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return out.readLine();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }).get(seconds, TimeUnit.SECONDS);
     }
 
     /** A JDK of feature version {@code feature} installed under /usr/lib/jvm, if any. */

@@ -82,13 +82,7 @@ final class Jvms {
     /** Waits for servercomm's first line and returns the endpoint it listens on. */
     static String awaitListening(Process p) throws Exception {
         BufferedReader stdout = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line = CompletableFuture.supplyAsync(() -> {
-            try {
-                return stdout.readLine();
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }).get(60, TimeUnit.SECONDS);
+        String line = ChildJvm.readLine(stdout, 60);
         if (line == null) {
             fail("servercomm exited before listening: exit " + p.waitFor());
         }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmacomm.servercomm.ServerMain;
+import io.rdmacomm.testkit.ChildJvm;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -12,7 +13,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
@@ -75,13 +75,7 @@ class RegisteredMemoryEndToEndTest {
                 .redirectError(dir.resolve("client.err").toFile()).start();
         processes.add(client);
         BufferedReader out = new BufferedReader(new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8));
-        String line = CompletableFuture.supplyAsync(() -> {
-            try {
-                return out.readLine();
-            } catch (java.io.IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }).get(60, TimeUnit.SECONDS);
+        String line = ChildJvm.readLine(out, 60);
         assertEquals(HoldingWriteClient.HOLDING, line, "the client did not get into its WRITE; see client.err");
 
         Map<String, Long> during = stats(endpoint);

@@ -23,7 +23,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -141,13 +140,7 @@ class FfmJucxInteropTest {
     }
 
     private String awaitLine(BufferedReader out, String prefix) throws Exception {
-        String line = CompletableFuture.supplyAsync(() -> {
-            try {
-                return out.readLine();
-            } catch (java.io.IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }).get(60, TimeUnit.SECONDS);
+        String line = ChildJvm.readLine(out, 60);
         if (line == null || !line.startsWith(prefix)) {
             fail("expected '" + prefix + "...' from the JDK 17 peer, got " + line + "; its stderr:\n" + childErr());
         }
