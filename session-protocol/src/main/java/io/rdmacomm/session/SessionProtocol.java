@@ -2,10 +2,9 @@ package io.rdmacomm.session;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.api.support.Utf8;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.regex.Pattern;
 
 /**
@@ -79,15 +78,7 @@ public final class SessionProtocol {
      * peer a broken one; found by {@code SessionReplyFuzzTest}).
      */
     static byte[] messageBytes(String message) {
-        byte[] text = message.getBytes(StandardCharsets.UTF_8);
-        if (text.length <= MAX_MESSAGE_LENGTH) {
-            return text;
-        }
-        int cut = MAX_MESSAGE_LENGTH;
-        while (cut > 0 && (text[cut] & 0xc0) == 0x80) {
-            cut--;
-        }
-        return Arrays.copyOf(text, cut);
+        return Utf8.prefix(message, MAX_MESSAGE_LENGTH);
     }
 
     /** Writes a sink acknowledgement for {@code received} bytes and syncs it. */

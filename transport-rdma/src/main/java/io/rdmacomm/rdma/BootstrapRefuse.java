@@ -1,6 +1,7 @@
 package io.rdmacomm.rdma;
 
 import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.api.support.Utf8;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
@@ -28,10 +29,7 @@ record BootstrapRefuse(String reason, int code) {
     }
 
     ByteBuffer encode() {
-        byte[] r = reason.getBytes(StandardCharsets.UTF_8);
-        if (r.length > MAX_REASON) {
-            r = java.util.Arrays.copyOf(r, MAX_REASON);
-        }
+        byte[] r = Utf8.prefix(reason, MAX_REASON);
         ByteBuffer b = ByteBuffer.allocate(2 + r.length + (code == NONE ? 0 : 6));
         BootstrapFrame.putBytes(b, r);
         if (code != NONE) {

@@ -1,5 +1,6 @@
 package io.rdmacomm.rdma;
 
+import io.rdmacomm.api.support.Utf8;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -35,11 +36,8 @@ record GetDoneMessage(int seq, String refusal) {
 
     /** A refusal; a reason longer than {@link #MAX_REASON} bytes is cut at a character boundary. */
     static ByteBuffer encodeRefused(int seq, String reason) {
-        byte[] r = reason.getBytes(StandardCharsets.UTF_8);
-        int n = Math.min(r.length, MAX_REASON);
-        while (n < r.length && (r[n] & 0xc0) == 0x80) {
-            n--;
-        }
+        byte[] r = Utf8.prefix(reason, MAX_REASON);
+        int n = r.length;
         return ByteBuffer.allocate(REASON_OFFSET + n).put(TYPE).putInt(seq).put(REFUSED).put(r, 0, n).flip();
     }
 

@@ -1,9 +1,9 @@
 package io.rdmacomm.tcp;
 
+import io.rdmacomm.api.support.Utf8;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -108,9 +108,9 @@ final class FrameWriter {
             if (outputShut) {
                 return; // this side is closing; the initiator learns so from the end of the stream
             }
-            byte[] text = refused == null ? null : refused.getBytes(StandardCharsets.UTF_8);
-            int textBytes = text == null ? 0
-                    : Math.min(text.length, Math.min(Wire.MAX_REASON_BYTES, send.capacity() - Wire.OP_LENGTH));
+            byte[] text = refused == null ? null
+                    : Utf8.prefix(refused, Math.min(Wire.MAX_REASON_BYTES, send.capacity() - Wire.OP_LENGTH));
+            int textBytes = text == null ? 0 : text.length;
             Wire.Frame f = room(Wire.OP_LENGTH + textBytes);
             sendFrame(text == null ? f.ack(op) : f.error(op, text, textBytes));
         } finally {
