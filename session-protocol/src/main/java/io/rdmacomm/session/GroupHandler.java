@@ -94,6 +94,13 @@ final class GroupHandler implements ExchangeHandler {
         HandlerSupport.awaitEndOfStream(peer);
     }
 
+    /** Whether a group of this name is forming (has members and waits for more); for tests. */
+    boolean isForming(String name) {
+        synchronized (forming) {
+            return forming.containsKey(name);
+        }
+    }
+
     /** Waits for the group's collective; returns whether it succeeded, after telling this member if it expired. */
     private boolean awaitCollective(Group group, Member me) throws IOException {
         try {

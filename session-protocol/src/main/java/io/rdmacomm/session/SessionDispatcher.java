@@ -182,4 +182,9 @@ public final class SessionDispatcher {
             LOG.debug("closing {} failed", peer.peerName(), e);
         }
     }
+
+    /** Whether the group {@code name} is forming in this dispatcher's group handler; for tests. */
+    boolean groupForming(String name) {
+        return handlers.get(Exchange.ALLTOALL) instanceof GroupHandler g && g.isForming(name);
+    }
 }
