@@ -102,10 +102,27 @@ class TcpFramesFuzzTest {
         }
     }
 
+    /**
+     * {@link #deliver}, again on a fresh connection if the first went over the cap: what the thread allocates
+     * includes the first use of a path (class loading, and while fuzzing Jazzer's coverage map growing for newly
+     * instrumented code, 4 MB once, found by a 150 s run), so only a delivery over the cap twice counts, as
+     * {@link ParserChecks#parse} does for pure parsers.
+     */
+    private static ParserChecks.Outcome<byte[]> deliverChecked(byte[] input, long allocationCap) throws Exception {
+        try {
+            return deliver(input, allocationCap);
+        } catch (AssertionError e) {
+            if (e.getMessage() == null || !e.getMessage().startsWith("parser allocated")) {
+                throw e;
+            }
+            return deliver(input, allocationCap);
+        }
+    }
+
     @FuzzTest(maxDuration = "30s")
     void frames(byte[] input) throws Exception {
         Expected expected = model(input);
-        ParserChecks.Outcome<byte[]> outcome = deliver(input, 64 * 1024 + 4L * input.length);
+        ParserChecks.Outcome<byte[]> outcome = deliverChecked(input, 64 * 1024 + 4L * input.length);
         assertArrayEquals(expected.stream(), outcome.value(), "the stream bytes of the DATA frames, in order");
         if (expected.clean()) {
             assertTrue(outcome.accepted(), () -> "whole, valid frames end cleanly, not with " + outcome.refusal());
