@@ -16,7 +16,6 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.slf4j.Logger;
@@ -31,24 +30,15 @@ import org.slf4j.LoggerFactory;
  * server.
  */
 @Timeout(120)
-public abstract class ListeningPortsContractTest {
+public abstract class ListeningPortsContractTest extends PeerProcessKit {
     private static final Logger LOG = LoggerFactory.getLogger(ListeningPortsContractTest.class);
     private static final Pattern SOCKET = Pattern.compile("socket:\\[(\\d+)]");
     private static final String LISTEN = "0A";
 
-    private final String serverUri;
-    private PeerProcess peer;
 
     /** {@code serverUri}: a URI on 127.0.0.1 with port 0 and an explicit query ({@code ...?provider=ucx-ffm}). */
     protected ListeningPortsContractTest(String serverUri) {
-        this.serverUri = serverUri;
-    }
-
-    @AfterEach
-    void killPeer() throws InterruptedException {
-        if (peer != null) {
-            peer.close();
-        }
+        super(serverUri);
     }
 
     @Test

@@ -10,7 +10,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.slf4j.Logger;
@@ -22,24 +21,15 @@ import org.slf4j.LoggerFactory;
  * UCX: the endpoint's error handler). A transport's test extends this with its server endpoint.
  */
 @Timeout(60)
-public abstract class PeerDeathContractTest {
+public abstract class PeerDeathContractTest extends PeerProcessKit {
     private static final Logger LOG = LoggerFactory.getLogger(PeerDeathContractTest.class);
     /** How long the survivor may take to notice; UCX sees the socket of the dead process close. */
     private static final long DETECT_SECONDS = 15;
 
-    private final String serverUri;
-    private PeerProcess peer;
 
     /** {@code serverUri}: a URI to serve on with port 0 and an explicit query ({@code ...?provider=ucx-ffm}). */
     protected PeerDeathContractTest(String serverUri) {
-        this.serverUri = serverUri;
-    }
-
-    @AfterEach
-    void killPeer() throws InterruptedException {
-        if (peer != null) {
-            peer.close();
-        }
+        super(serverUri);
     }
 
     @Test

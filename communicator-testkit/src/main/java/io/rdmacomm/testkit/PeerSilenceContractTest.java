@@ -11,7 +11,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.slf4j.Logger;
@@ -24,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * with its server endpoint.
  */
 @Timeout(90)
-public abstract class PeerSilenceContractTest {
+public abstract class PeerSilenceContractTest extends PeerProcessKit {
     private static final Logger LOG = LoggerFactory.getLogger(PeerSilenceContractTest.class);
     /** Short, so the tests run quickly; the JVMs' pauses (GC, JIT, a loaded machine) stay well below it. */
     private static final String LIVENESS = "&liveness=2s";
@@ -33,19 +32,10 @@ public abstract class PeerSilenceContractTest {
     /** Generous: the silence is noticed after the liveness and one check period. */
     private static final long DETECT_SECONDS = 15;
 
-    private final String serverUri;
-    private PeerProcess peer;
 
     /** {@code serverUri}: a URI to serve on with port 0 and an explicit query ({@code ...?provider=ucx-ffm}). */
     protected PeerSilenceContractTest(String serverUri) {
-        this.serverUri = serverUri;
-    }
-
-    @AfterEach
-    void killPeer() throws InterruptedException {
-        if (peer != null) {
-            peer.close();
-        }
+        super(serverUri);
     }
 
     /** A small receive ring on rdma://, so a writer blocks soon; tcp:// blocks once the socket buffers are full. */
