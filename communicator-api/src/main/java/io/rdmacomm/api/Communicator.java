@@ -104,6 +104,33 @@ public interface Communicator extends AutoCloseable {
     }
 
     /**
+     * Bytes that {@link #read} returns at once, without waiting for the peer: at least 1 when bytes are there, -1
+     * once the peer ended the stream and every byte was read (the next read returns -1), 0 when nothing can be read
+     * yet, and 0 as well on a communicator that cannot tell ({@link #notifyReadable} returns false there). It never
+     * waits for the peer. Meant for a thread that serves many connections: after {@link #notifyReadable} fires, a
+     * read of at most {@code available()} bytes does not block.
+     *
+     * @throws IOException the connection's failure, as the next read would throw it
+     * @throws ClosedChannelException if this communicator is closed
+     */
+    default int available() throws IOException {
+        return 0;
+    }
+
+    /**
+     * Asks to be told, once, when {@link #available()} may have become non-zero: bytes arrived, the stream ended, or
+     * the connection failed or closed. If that is already so, the listener runs before this method returns, on the
+     * calling thread; otherwise it runs on a transport thread, later. One call, at most one run; call again after
+     * reading to be told again. The listener must not block (hand the connection to a thread of its own, e.g. by
+     * queueing it) and must tolerate a spurious run (check {@link #available()}).
+     *
+     * @return false if this communicator cannot tell (the default): then read on a thread that may wait
+     */
+    default boolean notifyReadable(Runnable listener) {
+        return false;
+    }
+
+    /**
      * Takes all remaining bytes of {@code src} (the buffer's position ends at its limit). The bytes may be
      * buffered; {@link #sync()} guarantees their delivery. Blocks while the peer is not consuming
      * (backpressure): nothing is ever dropped.

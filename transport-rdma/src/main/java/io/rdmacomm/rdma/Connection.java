@@ -56,6 +56,7 @@ final class Connection implements ChannelHandler {
     Connection(Endpoint endpoint) {
         this.link = new Link(endpoint);
         this.receiver = new Receiver(link);
+        link.onEvents(receiver::tellIfReadable);
         this.sender = new Sender(link);
         this.memory = new PeerMemory(link);
         this.closeAckedOrFailure = () -> closeAcked || link.failure() != null;
@@ -202,6 +203,14 @@ final class Connection implements ChannelHandler {
 
     int read(ByteBuffer dst) throws IOException {
         return receiver.read(dst);
+    }
+
+    int available() throws IOException {
+        return receiver.available();
+    }
+
+    boolean notifyReadable(Runnable listener) {
+        return receiver.notifyReadable(listener);
     }
 
     void write(ByteBuffer src) throws IOException {

@@ -45,6 +45,7 @@ final class Link implements Waiter.Poller {
     private volatile long controlSent;
     /** Woken by the connection's events too, outside its calls (the server's bootstrap thread), or null. */
     private volatile Runnable watcher;
+    private volatile Runnable eventHook;
     /** Completion of control messages: only a failure matters. */
     private final Completion failOnError = new Completion() {
         @Override
@@ -175,12 +176,21 @@ final class Link implements Waiter.Poller {
         watcher = w;
     }
 
+    /** Makes {@code r} run on every event of this connection (the receiver's readiness check). Must not block. */
+    void onEvents(Runnable r) {
+        eventHook = r;
+    }
+
     /** Wakes everyone waiting: call after publishing anything a waiting condition reads. */
     void wake() {
         waiter.wake();
         Runnable w = watcher;
         if (w != null) {
             w.run();
+        }
+        Runnable h = eventHook;
+        if (h != null) {
+            h.run();
         }
     }
 

@@ -265,6 +265,16 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
         }
 
         @Override
+        public int available() throws IOException {
+            return connection.available();
+        }
+
+        @Override
+        public boolean notifyReadable(Runnable listener) {
+            return connection.notifyReadable(listener);
+        }
+
+        @Override
         public void write(ByteBuffer src) throws IOException {
             connection.write(src);
         }

@@ -11,9 +11,11 @@ import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedChannelException;
 import java.util.EnumSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,6 +48,8 @@ final class Receiver {
     private final Waiter leaving;
     private final BooleanSupplier noReads = () -> reading.get() == 0;
     private final BooleanSupplier readable = this::readable;
+    /** Whom to tell once when reading would not wait ({@link #notifyReadable}), or null. */
+    private final AtomicReference<Runnable> readinessListener = new AtomicReference<>();
 
     // the reading thread's state
     private long consumed;
@@ -158,6 +162,48 @@ final class Receiver {
             }
             advertised = false;
             cancelling = false;
+        }
+    }
+
+    /**
+     * Bytes a read returns without waiting (the contiguous notified segments from the reading position), -1 at the
+     * end of the peer's stream, 0 if none yet; throws the connection's failure. Called by the one reading thread.
+     */
+    int available() throws IOException {
+        if (link.isClosed()) {
+            throw new ClosedChannelException();
+        }
+        int n;
+        synchronized (segments) {
+            n = segments.contiguousFrom(consumed);
+        }
+        if (n > 0) {
+            return n;
+        }
+        if (atEnd()) {
+            return -1;
+        }
+        if (link.failure() != null) {
+            throw link.failed("read from " + link.peerName());
+        }
+        return 0;
+    }
+
+    /** Runs {@code listener} once reading would not wait: at once if it would not now, else on the next event. */
+    boolean notifyReadable(Runnable listener) {
+        readinessListener.set(listener);
+        tellIfReadable();
+        return true;
+    }
+
+    /** On every event of the connection ({@link Link#wake}): runs the listener if one waits and reading would not. */
+    void tellIfReadable() {
+        if (readinessListener.get() != null && (segmentReady() || atEnd() || link.failure() != null
+                || link.isClosed())) {
+            Runnable r = readinessListener.getAndSet(null);
+            if (r != null) {
+                r.run();
+            }
         }
     }
 

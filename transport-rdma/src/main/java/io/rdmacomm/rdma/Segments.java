@@ -33,6 +33,23 @@ final class Segments {
         return length[head];
     }
 
+    /**
+     * Bytes readable in order from stream position {@code from}: the segments that follow each other from there
+     * without a gap, capped at {@link Integer#MAX_VALUE}.
+     */
+    int contiguousFrom(long from) {
+        long next = from;
+        int mask = pos.length - 1;
+        for (int i = 0; i < size; i++) {
+            int at = (head + i) & mask;
+            if (pos[at] != next) {
+                break;
+            }
+            next += length[at];
+        }
+        return (int) Math.min(Integer.MAX_VALUE, next - from);
+    }
+
     /** Consumes {@code n} bytes (at most {@link #firstLength()}) from the front of the first segment. */
     void consume(int n) {
         if (n < 0 || n > length[head] || size == 0) {

@@ -37,6 +37,16 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
 
         int read(ByteBuffer dst) throws IOException;
 
+        /** As {@link Communicator#available()}; the default cannot tell. */
+        default int available() throws IOException {
+            return 0;
+        }
+
+        /** As {@link Communicator#notifyReadable(Runnable)}; the default cannot tell. */
+        default boolean notifyReadable(Runnable listener) {
+            return false;
+        }
+
         void write(ByteBuffer src) throws IOException;
 
         void sync() throws IOException;
@@ -190,6 +200,22 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
     @Override
     public final int read(ByteBuffer dst) throws IOException {
         return connected().read(dst);
+    }
+
+    @Override
+    public final int available() throws IOException {
+        return connected().available();
+    }
+
+    @Override
+    public final boolean notifyReadable(Runnable listener) {
+        Objects.requireNonNull(listener, "listener");
+        L l = link;
+        if (l == null) {
+            throw new IllegalStateException(endpoint + " is not connected (it " + describe(role)
+                    + "): call connect(), or use a communicator returned by accept()");
+        }
+        return l.notifyReadable(listener);
     }
 
     @Override

@@ -69,6 +69,17 @@ final class Half implements AbstractCommunicator.Link {
     }
 
     @Override
+    public int available() throws IOException {
+        return in.available();
+    }
+
+    @Override
+    public boolean notifyReadable(Runnable listener) {
+        in.notifyReadable(listener);
+        return true;
+    }
+
+    @Override
     public void write(ByteBuffer src) throws IOException {
         out.write(src, readTimeout, "write to " + peer.label + " on " + endpoint);
     }

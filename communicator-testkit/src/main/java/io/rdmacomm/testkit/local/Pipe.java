@@ -26,6 +26,8 @@ final class Pipe {
     private boolean readerClosed;
     /** The reading side closed with bytes it never read: they can no longer be delivered. */
     private boolean lostOnClose;
+    /** Whom to tell once when a read would not wait; guarded by the lock. */
+    private Runnable readinessListener;
 
     Pipe(int capacity) {
         this.ring = new byte[capacity];
@@ -70,8 +72,49 @@ final class Pipe {
         }
     }
 
+    /** Bytes a read returns without waiting, -1 at the end of the stream, 0 if none yet. */
+    int available() throws IOException {
+        lock.lock();
+        try {
+            if (readerClosed) {
+                throw new java.nio.channels.ClosedChannelException();
+            }
+            return count > 0 ? count : writerClosed ? -1 : 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Runs {@code listener} once a read would not wait: at once, on this thread, if it would not now. */
+    void notifyReadable(Runnable listener) {
+        lock.lock();
+        try {
+            if (count == 0 && !writerClosed && !readerClosed) {
+                readinessListener = listener;
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        listener.run();
+    }
+
+    /** Takes the listener if a read would not wait now; the caller runs it outside the lock. */
+    private Runnable takeListener() {
+        Runnable r = readinessListener;
+        readinessListener = null;
+        return r;
+    }
+
+    private static void tell(Runnable r) {
+        if (r != null) {
+            r.run();
+        }
+    }
+
     /** Moves all of {@code src} into the ring, blocking while it is full. */
     void write(ByteBuffer src, long timeoutNanos, String what) throws IOException {
+        Runnable told = null;
         lock.lock();
         try {
             while (src.hasRemaining()) {
@@ -96,26 +139,35 @@ final class Pipe {
                 src.get(ring, 0, n - first);
                 count += n;
                 notEmpty.signalAll();
+                if (told == null) {
+                    told = takeListener();
+                }
             }
         } finally {
             lock.unlock();
+            tell(told);
         }
     }
 
     void closeWriter() {
+        Runnable told;
         lock.lock();
         try {
+            told = takeListener();
             writerClosed = true;
             notEmpty.signalAll();
             notFull.signalAll();
         } finally {
             lock.unlock();
         }
+        tell(told);
     }
 
     void closeReader() {
+        Runnable told;
         lock.lock();
         try {
+            told = takeListener();
             readerClosed = true;
             lostOnClose |= count > 0;
             count = 0;
@@ -124,6 +176,7 @@ final class Pipe {
         } finally {
             lock.unlock();
         }
+        tell(told);
     }
 
     /** Whether the reading side has closed (writes would fail). */
