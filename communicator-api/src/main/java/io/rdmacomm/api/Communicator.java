@@ -131,6 +131,18 @@ public interface Communicator extends AutoCloseable {
     }
 
     /**
+     * Spins on the calling thread for up to {@code nanos}, driving the transport as a read that busy-polls for its
+     * peer does ({@code busyPoll}), until {@code until} is true; then the transport's own threads take over again.
+     * For a thread serving many connections that has nothing to do for a moment: arrivals on this connection, and on
+     * others sharing its transport's progress, are taken in on this thread (their {@link #notifyReadable}
+     * listeners run here) instead of waking another thread. Returns whether {@code until} became true. Transports
+     * that need no such progress (their arrivals are announced by the operating system) return false at once.
+     */
+    default boolean busyPoll(long nanos, java.util.function.BooleanSupplier until) {
+        return false;
+    }
+
+    /**
      * Takes all remaining bytes of {@code src} (the buffer's position ends at its limit). The bytes may be
      * buffered; {@link #sync()} guarantees their delivery. Blocks while the peer is not consuming
      * (backpressure): nothing is ever dropped.

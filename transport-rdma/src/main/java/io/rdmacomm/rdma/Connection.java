@@ -213,6 +213,10 @@ final class Connection implements ChannelHandler {
         return receiver.notifyReadable(listener);
     }
 
+    boolean busyPoll(long nanos, java.util.function.BooleanSupplier until) {
+        return receiver.busyPoll(nanos, until);
+    }
+
     void write(ByteBuffer src) throws IOException {
         sender.write(src);
     }

@@ -275,6 +275,11 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
         }
 
         @Override
+        public boolean busyPoll(long nanos, java.util.function.BooleanSupplier until) {
+            return connection.busyPoll(nanos, until);
+        }
+
+        @Override
         public void write(ByteBuffer src) throws IOException {
             connection.write(src);
         }

@@ -189,6 +189,40 @@ final class Receiver {
         return 0;
     }
 
+    /**
+     * Drives the node's progress on the calling thread until {@code until} holds or {@code nanos} passed; counted
+     * as a read, so close waits for it to leave before the node can go.
+     */
+    boolean busyPoll(long nanos, BooleanSupplier until) {
+        reading.incrementAndGet();
+        try {
+            if (link.isClosed()) {
+                return false;
+            }
+            long end = System.nanoTime() + nanos;
+            try {
+                for (int i = 1; ; i++) {
+                    if (until.getAsBoolean()) {
+                        return true;
+                    }
+                    if (link.isClosed()) {
+                        return false;
+                    }
+                    link.poll();
+                    if (i % Waiter.CLOCK_EVERY == 0 && System.nanoTime() - end >= 0) {
+                        return until.getAsBoolean();
+                    }
+                }
+            } finally {
+                link.pollingEnded();
+            }
+        } finally {
+            if (reading.decrementAndGet() == 0 && link.isClosed()) {
+                leaving.wake();
+            }
+        }
+    }
+
     /** Runs {@code listener} once reading would not wait: at once if it would not now, else on the next event. */
     boolean notifyReadable(Runnable listener) {
         readinessListener.set(listener);

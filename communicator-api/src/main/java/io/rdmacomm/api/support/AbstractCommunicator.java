@@ -42,6 +42,11 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
             return 0;
         }
 
+        /** As {@link Communicator#busyPoll}; the default has no progress to drive. */
+        default boolean busyPoll(long nanos, java.util.function.BooleanSupplier until) {
+            return false;
+        }
+
         /** As {@link Communicator#notifyReadable(Runnable)}; the default cannot tell. */
         default boolean notifyReadable(Runnable listener) {
             return false;
@@ -205,6 +210,12 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
     @Override
     public final int available() throws IOException {
         return connected().available();
+    }
+
+    @Override
+    public final boolean busyPoll(long nanos, java.util.function.BooleanSupplier until) {
+        L l = link;
+        return l != null && !closed && l.busyPoll(nanos, until);
     }
 
     @Override

@@ -1,0 +1,266 @@
+package io.rdmacomm.testkit;
+
+import static io.rdmacomm.testkit.Harness.random;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmacomm.api.Communicator;
+import io.rdmacomm.testkit.Harness.Pair;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What a thread serving many connections relies on ({@link Communicator#available()},
+ * {@link Communicator#notifyReadable}, {@link Communicator#busyPoll}), run against one transport with a one-line
+ * subclass, as {@link CommunicatorContractTest}. A transport that cannot tell what is readable must say so
+ * (notifyReadable false, available 0): the tests then check that, and the transports this project ships all tell.
+ */
+public abstract class ReadinessContractTest {
+    private static final long WAIT_SECONDS = 10;
+
+    private final TransportUnderTest transport;
+    private Harness h;
+
+    protected ReadinessContractTest(TransportUnderTest transport) {
+        this.transport = Objects.requireNonNull(transport, "transport");
+    }
+
+    /** Whether the transport under test is expected to tell what is readable. */
+    protected boolean tells() {
+        return true;
+    }
+
+    @BeforeEach
+    void openHarness() {
+        h = new Harness(transport);
+        h.assumeAvailable();
+    }
+
+    @AfterEach
+    void closeEverything() throws Exception {
+        h.close();
+    }
+
+    @Test
+    @Timeout(60)
+    void theListenerRunsOnceBytesArriveAndReadsOfWhatIsAvailableDoNotWait() throws Exception {
+        Pair p = h.pair();
+        Communicator reader = p.accepted();
+        assertEquals(0, reader.available(), "nothing was written yet");
+        CountDownLatch told = new CountDownLatch(1);
+        boolean tells = reader.notifyReadable(told::countDown);
+        assertEquals(tells(), tells, "notifyReadable on " + transport.scheme() + "://");
+        if (!tells) {
+            return;
+        }
+        assertEquals(1, told.getCount(), "told before anything arrived");
+        byte[] sent = random(7, 300_000);
+        Thread writer = new Thread(() -> {
+            try {
+                for (int at = 0; at < sent.length; at += 7_000) {
+                    p.client().write(ByteBuffer.wrap(sent, at, Math.min(7_000, sent.length - at)));
+                    p.client().sync();
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }, "readiness-writer");
+        writer.start();
+        assertTrue(told.await(WAIT_SECONDS, TimeUnit.SECONDS), "the listener ran after the peer wrote");
+        byte[] got = readAsALoopDoes(reader, sent.length);
+        writer.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+        assertArrayEquals(sent, got, "every byte, in order, read only as available() allowed");
+        assertEquals(0, reader.available(), "nothing left");
+    }
+
+    @Test
+    @Timeout(60)
+    void aListenerArmedWhileBytesWaitRunsAtOnceOnTheCallingThread() throws Exception {
+        Pair p = h.pair();
+        p.client().write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        p.client().sync();
+        Communicator reader = p.accepted();
+        if (!tells()) {
+            assertEquals(0, reader.available());
+            return;
+        }
+        awaitAvailable(reader);
+        Thread caller = Thread.currentThread();
+        List<Thread> ranOn = new ArrayList<>();
+        assertTrue(reader.notifyReadable(() -> ranOn.add(Thread.currentThread())));
+        assertEquals(List.of(caller), ranOn, "ran before notifyReadable returned, on its caller");
+        ByteBuffer b = ByteBuffer.allocate(3);
+        while (b.hasRemaining()) {
+            reader.read(b);
+        }
+        assertArrayEquals(new byte[] {1, 2, 3}, b.array());
+    }
+
+    @Test
+    @Timeout(60)
+    void theEndOfThePeersStreamIsAvailableAsMinusOne() throws Exception {
+        Pair p = h.pair();
+        byte[] sent = random(8, 5_000);
+        p.client().write(ByteBuffer.wrap(sent));
+        p.client().sync();
+        p.client().close();
+        Communicator reader = p.accepted();
+        if (!tells()) {
+            return;
+        }
+        assertArrayEquals(sent, readAsALoopDoes(reader, sent.length));
+        assertEquals(-1, awaitAvailable(reader), "after the last byte: the end");
+        assertEquals(-1, reader.read(ByteBuffer.allocate(1)), "and a read says so too");
+    }
+
+    @Test
+    @Timeout(60)
+    void closingAConnectionRunsItsListener() throws Exception {
+        Pair p = h.pair();
+        Communicator reader = p.accepted();
+        CountDownLatch told = new CountDownLatch(1);
+        if (!reader.notifyReadable(told::countDown)) {
+            return;
+        }
+        reader.close();
+        assertTrue(told.await(WAIT_SECONDS, TimeUnit.SECONDS), "an armed listener runs when its connection closes");
+        assertThrows(ClosedChannelException.class, reader::available);
+    }
+
+    @Test
+    @Timeout(90)
+    void oneThreadServesManyConnections() throws Exception {
+        if (!tells()) {
+            return;
+        }
+        int connections = 24;
+        int rounds = 20;
+        Communicator server = h.serve();
+        List<Pair> pairs = new ArrayList<>();
+        for (int i = 0; i < connections; i++) {
+            pairs.add(h.pair(server));
+        }
+        // the loop: echo every 100-byte message back, reading only what is available, on this one thread
+        BlockingQueue<Integer> ready = new ArrayBlockingQueue<>(connections);
+        ByteBuffer[] partial = new ByteBuffer[connections];
+        AtomicInteger echoed = new AtomicInteger();
+        Thread loop = new Thread(() -> {
+            try {
+                for (int i = 0; i < connections; i++) {
+                    partial[i] = ByteBuffer.allocate(100);
+                    int id = i;
+                    if (!pairs.get(i).accepted().notifyReadable(() -> ready.add(id))) {
+                        throw new IllegalStateException("connection " + i + " cannot tell what is readable");
+                    }
+                }
+                while (echoed.get() < connections * rounds) {
+                    Integer id = ready.poll(WAIT_SECONDS, TimeUnit.SECONDS);
+                    if (id == null) {
+                        throw new IllegalStateException("no connection was ready for " + WAIT_SECONDS + " s");
+                    }
+                    Communicator c = pairs.get(id).accepted();
+                    for (int n = c.available(); n > 0; n = c.available()) {
+                        ByteBuffer b = partial[id];
+                        b.limit(Math.min(b.capacity(), b.position() + n));
+                        c.read(b);
+                        b.limit(b.capacity());
+                        if (!b.hasRemaining()) {
+                            c.write(b.flip());
+                            c.sync();
+                            b.clear();
+                            echoed.incrementAndGet();
+                        }
+                    }
+                    c.notifyReadable(() -> ready.add(id));
+                }
+            } catch (IOException | InterruptedException | RuntimeException e) {
+                throw new IllegalStateException(e);
+            }
+        }, "readiness-loop");
+        loop.setDaemon(true);
+        loop.start();
+        for (int r = 0; r < rounds; r++) {
+            for (int i = 0; i < connections; i++) {
+                byte[] m = random(1000 * r + i, 100);
+                pairs.get(i).client().write(ByteBuffer.wrap(m));
+                pairs.get(i).client().sync();
+            }
+            for (int i = 0; i < connections; i++) {
+                ByteBuffer back = ByteBuffer.allocate(100);
+                pairs.get(i).client().readFully(back);
+                assertArrayEquals(random(1000 * r + i, 100), back.array(), "round " + r + ", connection " + i);
+            }
+        }
+        loop.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+        assertEquals(connections * rounds, echoed.get());
+    }
+
+    @Test
+    @Timeout(60)
+    void busyPollReturnsOnceItsConditionHolds() throws Exception {
+        Pair p = h.pair();
+        Communicator reader = p.accepted();
+        CountDownLatch told = new CountDownLatch(1);
+        if (!reader.notifyReadable(told::countDown)) {
+            return;
+        }
+        p.client().write(ByteBuffer.wrap(new byte[] {9}));
+        p.client().sync();
+        long start = System.nanoTime();
+        boolean held = reader.busyPoll(Duration.ofSeconds(WAIT_SECONDS).toNanos(), () -> told.getCount() == 0);
+        if (held) {
+            assertEquals(0, told.getCount(), "it returned true only once the condition held");
+        } else {
+            // a transport without progress to drive returns at once and its own thread tells
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(WAIT_SECONDS / 2),
+                    "false is returned at once, not after spinning");
+            assertTrue(told.await(WAIT_SECONDS, TimeUnit.SECONDS));
+        }
+        assertEquals(1, awaitAvailable(reader));
+    }
+
+    /** Reads {@code n} bytes as an event loop does: only what available() reports, re-arming when it is 0. */
+    private static byte[] readAsALoopDoes(Communicator c, int n) throws Exception {
+        ByteBuffer got = ByteBuffer.allocate(n);
+        while (got.hasRemaining()) {
+            int available = awaitAvailable(c);
+            assertTrue(available > 0, "available " + available + " with " + got.remaining() + " bytes to come");
+            got.limit(Math.min(n, got.position() + available));
+            while (got.hasRemaining()) {
+                assertTrue(c.read(got) > 0);
+            }
+            got.limit(n);
+        }
+        return got.array();
+    }
+
+    /** available(), once it is not 0: waits for the listener in between. */
+    private static int awaitAvailable(Communicator c) throws Exception {
+        for (;;) {
+            int n = c.available();
+            if (n != 0) {
+                return n;
+            }
+            CountDownLatch told = new CountDownLatch(1);
+            c.notifyReadable(told::countDown);
+            assertTrue(told.await(WAIT_SECONDS, TimeUnit.SECONDS), "nothing became readable in " + WAIT_SECONDS
+                    + " s");
+        }
+    }
+}
