@@ -7,69 +7,113 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The server's side of one data connection, on a thread of its own: the attach, then requests until the client
- * closes. A GET puts the value from its pinned block into the client's buffer, a PUT gets it from the client's
- * buffer into a fresh block, each a one-sided operation issued by this thread on this connection, and only then
- * is the reply written (the contract's put and get return once the bytes are placed, so a reply never overtakes
- * its value). With inline values ({@link ValueTransfer}) this thread writes a GET's value after the reply from the
- * pinned block and reads a PUT's value from the connection into the fresh block. Whatever happens to the
- * connection, every pin and reserved block is given back.
+ * The server's side of one data connection: the attach, then requests until the client closes. A GET puts the
+ * value from its pinned block into the client's buffer, a PUT gets it from the client's buffer into a fresh block,
+ * each a one-sided operation on this connection, and only then is the reply written (the contract's put and get
+ * return once the bytes are placed, so a reply never overtakes its value). With inline values
+ * ({@link ValueTransfer}) a GET's value is written after the reply from the pinned block and a PUT's value is read
+ * from the connection into the fresh block. Whatever happens to the connection, every pin and reserved block is
+ * given back.
+ *
+ * <p>Requests are taken apart by a state machine that reads whatever has arrived (header, key, an inline value in
+ * pieces), so the same code serves a connection two ways. On a {@link DataLoop} (when the transport can say what is
+ * readable: {@link Communicator#notifyReadable}) it reads only what {@link Communicator#available()} reports, never
+ * waiting for the client, and asks to be told when more arrives; the loop's one thread serves every connection.
+ * Otherwise the thread that attached it keeps it and waits in its reads.
  */
 final class DataSession implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(DataSession.class);
+    /** Requests a loop serves on one connection before it moves on to the others: no connection starves them. */
+    private static final int REQUESTS_PER_TURN = 16;
+
+    private enum Phase { HEADER, KEY, VALUE, DISCARD }
 
     private final Communicator peer;
     private final Store store;
     private final Sessions sessions;
     private final KvServerConfig config;
+    /** The loop to serve on once attached, or null for a thread of its own. */
+    private final DataLoop loop;
+    /** The server's open connections, which this one leaves when it closes. */
+    private final Set<DataSession> open;
     private final ByteBuffer request = ByteBuffer.allocate(DataWire.REQUEST_BYTES);
     private final ByteBuffer reply = ByteBuffer.allocate(DataWire.REPLY_BYTES);
     private final Key.Probe key = new Key.Probe(DataWire.MAX_KEY);
     private final ByteBuffer keyBytes = ByteBuffer.wrap(key.array());
     private final ByteBuffer pool;
     private final boolean inline;
-    /** A GET's pinned value to write after the reply (inline values), or null. */
-    private Store.Value outgoing;
+    /** Queues this connection on its loop: the listener of {@link Communicator#notifyReadable}. */
+    private final Runnable whenReadable = this::queue;
+    private final Runnable turn = this::turn;
+    private volatile boolean attached;
+    private Sessions.Session session;
+
+    // the request being taken apart
+    private Phase phase = Phase.HEADER;
+    private byte op;
+    private long length;
+    private long offset;
+    /** An inline PUT's reserved block while its value arrives, or -1. */
+    private int reserved = -1;
+    /** An inline PUT's destination in the pool while its value arrives. */
+    private ByteBuffer into;
+    /** Bytes of a refused inline PUT's value still to drop. */
+    private long discardLeft;
     /** Where a refused inline PUT's value goes; allocated at the first refusal. */
     private ByteBuffer discarded;
-    private volatile boolean attached;
+    /** A GET's pinned value to write after the reply (inline values), or null. */
+    private Store.Value outgoing;
 
-    DataSession(Communicator peer, Store store, Sessions sessions, KvServerConfig config) {
+    DataSession(Communicator peer, Store store, Sessions sessions, KvServerConfig config, DataLoop loop,
+            Set<DataSession> open) {
         this.peer = peer;
+        this.open = open;
         this.store = store;
         this.sessions = sessions;
         this.config = config;
+        this.loop = loop;
         this.pool = store.view();
         this.inline = config.inlineValues();
     }
 
+    /** Attaches, then serves: on the loop if there is one and the transport can tell what is readable, else here. */
     @Override
     public void run() {
-        Sessions.Session session = null;
-        boolean clean = false;
+        boolean handedOver = false;
         try {
             session = attach();
-            if (session != null) {
-                LOG.info("{} attached from {}", session, peer.peerName());
-                serve(session);
-                clean = true;
-                LOG.info("{} ended by the client", session);
+            if (session == null) {
+                return;
             }
+            LOG.info("{} attached from {}", session, peer.peerName());
+            if (loop != null) {
+                // from here the loop owns this connection: the listener may already run, on this thread
+                loop.joined(peer);
+                handedOver = peer.notifyReadable(whenReadable);
+                if (!handedOver) {
+                    loop.left(peer);
+                }
+                if (handedOver) {
+                    return;
+                }
+                LOG.debug("{}: {} cannot say what is readable; the session keeps a thread", session,
+                        peer.endpoint());
+            }
+            while (serve(Integer.MAX_VALUE, Integer.MAX_VALUE) >= 0) {
+                // cannot return short of the end: its reads wait for the client
+            }
+            end(null);
         } catch (IOException | RuntimeException e) {
-            if (session != null) {
-                LOG.info("{} failed: {}", session, e.toString());
-            } else {
-                LOG.info("data connection from {} dropped before it attached: {}", peer.peerName(), e.toString());
-            }
+            end(e);
         } finally {
-            if (session != null) {
-                sessions.end(session, !clean);
+            if (session == null) {
+                close();
             }
-            close();
         }
     }
 
@@ -81,6 +125,10 @@ final class DataSession implements Runnable {
     }
 
     void close() {
+        open.remove(this);
+        if (loop != null) {
+            loop.left(peer);
+        }
         try {
             peer.close();
         } catch (IOException e) {
@@ -88,72 +136,153 @@ final class DataSession implements Runnable {
         }
     }
 
-    private Sessions.Session attach() throws IOException {
-        ByteBuffer hello = ByteBuffer.allocate(DataWire.ATTACH_BYTES);
-        peer.readFully(hello);
-        hello.flip();
-        int magic = hello.getInt();
-        short version = hello.getShort();
-        if (magic != DataWire.MAGIC || version != DataWire.VERSION) {
-            refuseAttach(KvException.Code.BAD_REQUEST, String.format("not a kv data connection: magic 0x%08x"
-                    + " version %d, expected 0x%08x version %d", magic, version, DataWire.MAGIC, DataWire.VERSION));
-            return null;
-        }
+    private void queue() {
+        loop.submit(turn);
+    }
+
+    /** A turn on the loop's thread: serves what has arrived, then asks to be told of more (or ends the session). */
+    private void turn() {
         try {
-            Sessions.Session s = sessions.attach(hello.getLong(), hello.getLong(), peer);
-            attached = true;
-            peer.write(ByteBuffer.allocate(3).put(DataWire.OK).putShort((short) 0).flip());
-            peer.sync();
-            return s;
-        } catch (KvException e) {
-            refuseAttach(e.code(), e.getMessage());
-            return null;
+            int served = 0;
+            for (;;) {
+                int available = peer.available();
+                if (available == 0) {
+                    peer.notifyReadable(whenReadable);
+                    return;
+                }
+                if (available < 0) {
+                    if (phase != Phase.HEADER || request.position() > 0) {
+                        throw new EOFException("the client closed in the middle of a request");
+                    }
+                    end(null);
+                    return;
+                }
+                int n = serve(available, REQUESTS_PER_TURN - served);
+                if (n < 0) {
+                    end(null);
+                    return;
+                }
+                served += n;
+                if (served >= REQUESTS_PER_TURN) {
+                    queue(); // the others' turn; this connection's next requests wait for its next one
+                    return;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            end(e);
         }
     }
 
-    private void refuseAttach(KvException.Code code, String message) throws IOException {
-        LOG.info("data connection from {} refused: {}", peer.peerName(), message);
-        byte[] text = message.getBytes(StandardCharsets.UTF_8);
-        peer.write(ByteBuffer.allocate(3 + text.length).put((byte) code.wire()).putShort((short) text.length)
-                .put(text).flip());
-        peer.sync();
+    /**
+     * Reads at most {@code budget} bytes (each read at most what is left of it: on a loop, what is available, so no
+     * read waits; otherwise a read waits for at least a byte) and serves the requests they complete, at most
+     * {@code requests}; returns how many it served, or -1 at a clean end of the client's stream.
+     *
+     * @throws EOFException if the stream ends in the middle of a request
+     */
+    private int serve(int budget, int requests) throws IOException {
+        int completed = 0;
+        int left = budget;
+        while (completed < requests) {
+            ByteBuffer dst = switch (phase) {
+                case HEADER -> request;
+                case KEY -> keyBytes;
+                case VALUE -> into;
+                case DISCARD -> discarded.clear().limit((int) Math.min(discarded.capacity(), discardLeft));
+            };
+            if (dst.hasRemaining()) {
+                if (left == 0) {
+                    break;
+                }
+                int limit = dst.limit();
+                dst.limit(dst.position() + Math.min(dst.remaining(), left));
+                int n;
+                try {
+                    n = peer.read(dst);
+                } finally {
+                    dst.limit(limit);
+                }
+                if (n < 0) {
+                    if (phase == Phase.HEADER && request.position() == 0) {
+                        return -1;
+                    }
+                    throw new EOFException("the client closed in the middle of a request");
+                }
+                left -= n;
+                if (phase == Phase.DISCARD) {
+                    discardLeft -= n;
+                }
+            }
+            if (advance()) {
+                completed++;
+            }
+        }
+        return completed;
     }
 
-    private void serve(Sessions.Session session) throws IOException {
-        for (;;) {
-            request.clear();
-            if (peer.read(request) < 0) {
-                return;
-            }
-            peer.readFully(request);
-            request.flip();
-            byte op = request.get();
-            request.get();
-            int keyLength = request.getShort() & 0xffff;
-            int length = request.getInt();
-            long offset = request.getLong();
-            readRest(keyBytes.clear().limit(keyLength));
-            key.set(keyLength);
-            reply.clear();
-            if (keyLength == 0 || keyLength > config.maxKeyBytes()) {
-                refuse(KvException.Code.BAD_KEY, 0);
-                if (op == DataWire.PUT) {
-                    discardInline(Integer.toUnsignedLong(length));
+    /** Moves on once the part being read is complete; true when that completed a request (its reply is sent). */
+    private boolean advance() throws IOException {
+        switch (phase) {
+            case HEADER -> {
+                if (request.hasRemaining()) {
+                    return false;
                 }
-            } else {
-                switch (op) {
-                    case DataWire.GET -> get(session.buffer(), Integer.toUnsignedLong(length), offset);
-                    case DataWire.PUT -> put(session.buffer(), Integer.toUnsignedLong(length), offset);
-                    case DataWire.DELETE -> delete();
-                    default -> refuse(KvException.Code.BAD_REQUEST, 0);
-                }
+                request.flip();
+                op = request.get();
+                request.get();
+                int keyLength = request.getShort() & 0xffff;
+                length = Integer.toUnsignedLong(request.getInt());
+                offset = request.getLong();
+                request.clear();
+                keyBytes.clear().limit(keyLength);
+                phase = Phase.KEY;
+                return false; // an empty key is complete at once: the next call gets to it without reading
             }
-            respond();
+            case KEY -> {
+                if (keyBytes.hasRemaining()) {
+                    return false;
+                }
+                key.set(keyBytes.limit());
+                return dispatch();
+            }
+            case VALUE -> {
+                if (into.hasRemaining()) {
+                    return false;
+                }
+                return installPut();
+            }
+            case DISCARD -> {
+                if (discardLeft > 0) {
+                    return false;
+                }
+                return respond();
+            }
+            default -> throw new IllegalStateException(phase.toString());
         }
+    }
+
+    /** The request's key is in: serves it, or starts reading (or dropping) an inline PUT's value. */
+    private boolean dispatch() throws IOException {
+        reply.clear();
+        int keyLength = keyBytes.limit();
+        if (keyLength == 0 || keyLength > config.maxKeyBytes()) {
+            refuse(KvException.Code.BAD_KEY, 0);
+            return op == DataWire.PUT ? discard(length) : respond();
+        }
+        switch (op) {
+            case DataWire.GET -> get(session.buffer(), length, offset);
+            case DataWire.PUT -> {
+                return put(session.buffer(), length, offset);
+            }
+            case DataWire.DELETE -> delete();
+            default -> refuse(KvException.Code.BAD_REQUEST, 0);
+        }
+        return respond();
     }
 
     /** Writes the reply and, inline, the GET's value after it; the value's pin ends once it is sent. */
-    private void respond() throws IOException {
+    private boolean respond() throws IOException {
+        phase = Phase.HEADER;
         Store.Value v = outgoing;
         outgoing = null;
         try {
@@ -167,6 +296,7 @@ final class DataSession implements Runnable {
                 store.unpin(v);
             }
         }
+        return true;
     }
 
     private void get(RegionDescriptor buffer, long capacity, long offset) throws IOException {
@@ -199,44 +329,53 @@ final class DataSession implements Runnable {
         }
     }
 
-    private void put(RegionDescriptor buffer, long length, long offset) throws IOException {
+    /** A PUT: one-sided, served at once; inline, its value is read next (true when the request is complete). */
+    private boolean put(RegionDescriptor buffer, long length, long offset) throws IOException {
         store.puts.increment();
         if (length > config.maxValueBytes()) {
             refuse(KvException.Code.VALUE_TOO_LARGE, 0);
-            discardInline(length);
-            return;
+            return discard(length);
         }
         if (!fits(buffer, offset, length)) {
             refuse(KvException.Code.BAD_REQUEST, 0);
-            discardInline(length);
-            return;
+            return discard(length);
         }
-        int block;
         try {
-            block = store.reserve((int) length);
+            reserved = store.reserve((int) length);
         } catch (KvException e) {
             refuse(e.code(), 0);
-            discardInline(length);
-            return;
+            return discard(length);
         }
-        boolean installed = false;
+        into = store.slice(pool, reserved, (int) length);
+        if (inline) {
+            phase = Phase.VALUE;
+            return false;
+        }
         try {
-            ByteBuffer into = store.slice(pool, block, (int) length);
-            if (inline) {
-                readRest(into);
-            } else {
-                peer.get(buffer, offset, into);
-            }
-            long version = store.install(key, block, (int) length);
-            installed = true;
-            answer(DataWire.OK, 0, version);
+            peer.get(buffer, offset, into);
         } catch (RemoteAccessException e) {
             LOG.info("PUT of {} from the buffer of {} refused: {}", key, peer.peerName(), e.getMessage());
             refuse(KvException.Code.TRANSFER_FAILED, 0);
-        } finally {
-            if (!installed) {
-                store.abandon(block);
-            }
+            abandon();
+            return respond();
+        }
+        return installPut();
+    }
+
+    /** The PUT's value is in its block: installs it and replies. */
+    private boolean installPut() throws IOException {
+        long version = store.install(key, reserved, (int) length);
+        reserved = -1;
+        into = null;
+        answer(DataWire.OK, 0, version);
+        return respond();
+    }
+
+    private void abandon() {
+        if (reserved >= 0) {
+            store.abandon(reserved);
+            reserved = -1;
+            into = null;
         }
     }
 
@@ -250,26 +389,71 @@ final class DataSession implements Runnable {
         }
     }
 
-    /** Reads the rest of a request: a client that closes in its middle is an error, not an end. */
-    private void readRest(ByteBuffer dst) throws IOException {
-        try {
-            peer.readFully(dst);
-        } catch (EOFException e) {
-            throw new EOFException("the client closed in the middle of a request");
-        }
-    }
-
-    /** Reads and drops the value of an inline PUT that was refused, so that the next request is read from its start. */
-    private void discardInline(long length) throws IOException {
-        if (!inline) {
-            return;
+    /**
+     * After a refused PUT: inline, its value follows and is read and dropped before the reply, so the next request
+     * is read from its start; true if the request is complete.
+     */
+    private boolean discard(long length) throws IOException {
+        if (!inline || length == 0) {
+            return respond();
         }
         if (discarded == null) {
             discarded = ByteBuffer.allocate(8192);
         }
-        for (long left = length; left > 0; left -= discarded.limit()) {
-            readRest(discarded.clear().limit((int) Math.min(discarded.capacity(), left)));
+        discardLeft = length;
+        phase = Phase.DISCARD;
+        return false;
+    }
+
+    /** Ends the session (clean if {@code failure} is null), gives back what it holds and closes the connection. */
+    private void end(Exception failure) {
+        abandon();
+        if (outgoing != null) {
+            store.unpin(outgoing);
+            outgoing = null;
         }
+        if (session != null) {
+            if (failure == null) {
+                LOG.info("{} ended by the client", session);
+            } else {
+                LOG.info("{} failed: {}", session, failure.toString());
+            }
+            sessions.end(session, failure != null);
+        } else if (failure != null) {
+            LOG.info("data connection from {} dropped before it attached: {}", peer.peerName(), failure.toString());
+        }
+        close();
+    }
+
+    private Sessions.Session attach() throws IOException {
+        ByteBuffer hello = ByteBuffer.allocate(DataWire.ATTACH_BYTES);
+        peer.readFully(hello);
+        hello.flip();
+        int magic = hello.getInt();
+        short version = hello.getShort();
+        if (magic != DataWire.MAGIC || version != DataWire.VERSION) {
+            refuseAttach(KvException.Code.BAD_REQUEST, String.format("not a kv data connection: magic 0x%08x"
+                    + " version %d, expected 0x%08x version %d", magic, version, DataWire.MAGIC, DataWire.VERSION));
+            return null;
+        }
+        try {
+            Sessions.Session s = sessions.attach(hello.getLong(), hello.getLong(), peer);
+            attached = true;
+            peer.write(ByteBuffer.allocate(3).put(DataWire.OK).putShort((short) 0).flip());
+            peer.sync();
+            return s;
+        } catch (KvException e) {
+            refuseAttach(e.code(), e.getMessage());
+            return null;
+        }
+    }
+
+    private void refuseAttach(KvException.Code code, String message) throws IOException {
+        LOG.info("data connection from {} refused: {}", peer.peerName(), message);
+        byte[] text = message.getBytes(StandardCharsets.UTF_8);
+        peer.write(ByteBuffer.allocate(3 + text.length).put((byte) code.wire()).putShort((short) text.length)
+                .put(text).flip());
+        peer.sync();
     }
 
     /** Whether the client registered a buffer and {@code length} bytes at {@code offset} lie inside it. */

@@ -52,11 +52,15 @@ public final class KvServer implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final Server grpc;
     private final Thread acceptor;
+    /** The event loops serving attached connections, empty for a thread per connection. */
+    private final DataLoop[] loops;
     private final Set<DataSession> connections = ConcurrentHashMap.newKeySet();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final AtomicInteger threadNumbers = new AtomicInteger();
     private final CountDownLatch closed = new CountDownLatch(1);
     private volatile boolean closing;
+    /** Data connections accepted, for the choice of their loop; the accepting thread's. */
+    private long accepted;
 
     private KvServer(KvServerConfig config) throws IOException {
         this.config = config;
@@ -83,6 +87,10 @@ public final class KvServer implements AutoCloseable {
         this.listener = l;
         this.grpc = g;
         this.acceptor = daemon(this::acceptLoop, "kv-data-accept");
+        this.loops = new DataLoop[config.loops()];
+        for (int i = 0; i < loops.length; i++) {
+            loops[i] = new DataLoop("kv-data-loop-" + i, config.maxSessions(), Duration.parse(System.getProperty("kv.loopSpin", "PT0.00005S")));
+        }
     }
 
     /**
@@ -92,6 +100,9 @@ public final class KvServer implements AutoCloseable {
      */
     public static KvServer start(KvServerConfig config) throws IOException {
         KvServer s = new KvServer(config);
+        for (DataLoop loop : s.loops) {
+            loop.start();
+        }
         s.acceptor.start();
         LOG.info("kv server: control {}, data {}, pool {}", s.controlAddress(), s.advertised,
                 Units.formatSize(config.memoryBytes()));
@@ -158,6 +169,9 @@ public final class KvServer implements AutoCloseable {
             for (Thread t : threads) {
                 join(t, deadline);
             }
+            for (DataLoop loop : loops) {
+                loop.stop(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            }
             grpc.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -180,12 +194,12 @@ public final class KvServer implements AutoCloseable {
                 }
                 return;
             }
-            DataSession c = new DataSession(peer, store, sessions, config);
+            DataLoop loop = loops.length == 0 ? null : loops[(int) (accepted++ % loops.length)];
+            DataSession c = new DataSession(peer, store, sessions, config, loop, connections);
             Thread t = daemon(() -> {
                 try {
-                    c.run();
+                    c.run(); // on a loop, the connection stays open (and in connections) after this returns
                 } finally {
-                    connections.remove(c);
                     threads.remove(Thread.currentThread());
                 }
             }, "kv-session-" + threadNumbers.incrementAndGet());

@@ -18,12 +18,16 @@ import java.util.Objects;
  * @param maxSessions sessions served at once
  * @param attachTimeout how long a new session or data connection may take to attach
  * @param valueTransfer how values move on the data plane
+ * @param loops threads that serve the data connections as event loops ({@link DataLoop}), each connection on one of
+ *     them; 0: a thread per connection (also what a transport that cannot say what is readable gets)
  */
 public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEndpoint, long memoryBytes,
-        long maxValueBytes, int maxKeyBytes, int maxSessions, Duration attachTimeout, ValueTransfer valueTransfer) {
+        long maxValueBytes, int maxKeyBytes, int maxSessions, Duration attachTimeout, ValueTransfer valueTransfer, int loops) {
 
     /** The largest pool: one direct buffer, offsets of 31 bits. */
     public static final long MAX_MEMORY = Integer.MAX_VALUE & -Allocator.ALIGN;
+    /** The most event loops. */
+    public static final int MAX_LOOPS = 64;
     /** The smallest pool. */
     public static final long MIN_MEMORY = 64 * 1024;
 
@@ -51,30 +55,41 @@ public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEnd
         if (maxSessions < 1) {
             throw new IllegalArgumentException("max sessions must be at least 1, got " + maxSessions);
         }
+        if (loops < 0 || loops > MAX_LOOPS) {
+            throw new IllegalArgumentException("loops must be 0 to " + MAX_LOOPS + ", got " + loops);
+        }
         if (attachTimeout.isNegative() || attachTimeout.isZero()) {
             throw new IllegalArgumentException("attach timeout must be positive, got " + attachTimeout);
         }
     }
 
-    /** Defaults for the rest: 1k keys, 64 MiB pool, 1 MiB values, 256 sessions, 10 s to attach, AUTO transfer. */
+    /**
+     * Defaults for the rest: 1k keys, 64 MiB pool, 1 MiB values, 256 sessions, 10 s to attach, AUTO transfer, one
+     * event loop.
+     */
     public static KvServerConfig of(String listenHost, int listenPort, Endpoint dataEndpoint) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, 64L << 20, 1L << 20, 1024, 256,
-                Duration.ofSeconds(10), ValueTransfer.AUTO);
+                Duration.ofSeconds(10), ValueTransfer.AUTO, 1);
     }
 
     public KvServerConfig withMemory(long bytes, long maxValue) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, bytes, maxValue, maxKeyBytes, maxSessions,
-                attachTimeout, valueTransfer);
+                attachTimeout, valueTransfer, loops);
     }
 
     public KvServerConfig withLimits(int maxKey, int sessions, Duration attach) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKey, sessions,
-                attach, valueTransfer);
+                attach, valueTransfer, loops);
     }
 
     public KvServerConfig withValueTransfer(ValueTransfer transfer) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
-                maxSessions, attachTimeout, transfer);
+                maxSessions, attachTimeout, transfer, loops);
+    }
+
+    public KvServerConfig withLoops(int n) {
+        return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
+                maxSessions, attachTimeout, valueTransfer, n);
     }
 
     /** Whether values travel inside the data plane's messages rather than one-sided. */

@@ -59,7 +59,7 @@ class DataSessionFuzzTest {
         byte[] bytes = ParserChecks.bytes(script.flip());
         ScriptedPeer peer = new ScriptedPeer(bytes, 7);
         Store store = new Store(ByteBuffer.allocate(1 << 20));
-        new DataSession(peer.communicator(), store, sessions, CONFIG).run();
+        new DataSession(peer.communicator(), store, sessions, CONFIG, null, java.util.concurrent.ConcurrentHashMap.newKeySet()).run();
 
         ByteBuffer written = peer.written();
         if (bytes.length < DataWire.ATTACH_BYTES) {

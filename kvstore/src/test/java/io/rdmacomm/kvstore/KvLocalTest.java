@@ -23,7 +23,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The whole store in one JVM, data plane on local:// (the seed's mock mode, with the same checks). */
+/**
+ * The whole store in one JVM, data plane on local:// (the seed's mock mode, with the same checks), its data
+ * connections served by one event loop; {@link KvLocalThreadPerConnectionTest} runs the same with a thread per
+ * connection.
+ */
 @Timeout(60)
 class KvLocalTest {
     private static final AtomicInteger NAMES = new AtomicInteger();
@@ -34,8 +38,13 @@ class KvLocalTest {
     private KvServer start(long memory, long maxValue, int maxSessions, Duration attach) throws IOException {
         Endpoint data = Endpoint.parse("local://kv-local-" + NAMES.incrementAndGet());
         server = KvServer.start(KvServerConfig.of("127.0.0.1", 0, data).withMemory(memory, maxValue)
-                .withLimits(64, maxSessions, attach).withValueTransfer(transfer));
+                .withLimits(64, maxSessions, attach).withValueTransfer(transfer).withLoops(loops()));
         return server;
+    }
+
+    /** The server's event loops: 0 for a thread per data connection. */
+    int loops() {
+        return 1;
     }
 
     private KvServer start() throws IOException {
@@ -362,6 +371,67 @@ class KvLocalTest {
         awaitSessions(0); // never attached: it expires after the attach timeout
         assertEquals(KvException.Code.NO_SESSION, assertThrows(KvException.class,
                 () -> control.registerBuffer(s.getSessionId(), s.getToken(), new byte[0])).code());
+    }
+
+    @Test
+    void requestsArrivingInPiecesAreServedWhole() throws Exception {
+        transfer = ValueTransfer.INLINE;
+        start();
+        Communicator raw = rawSession(ByteBuffer.allocateDirect(4096));
+        ByteBuffer reply = ByteBuffer.allocate(DataWire.REPLY_BYTES);
+        byte[] value = bytes("in pieces, byte by byte");
+        ByteBuffer put = ByteBuffer.allocate(DataWire.REQUEST_BYTES + 3 + value.length);
+        put.put(request(DataWire.PUT, "abc", value.length)).put(value).flip();
+        // every byte on its own, synced: the server sees a header, a key and a value each in several arrivals
+        for (int i = 0; i < put.limit(); i++) {
+            raw.write(put.duplicate().position(i).limit(i + 1));
+            raw.sync();
+        }
+        raw.readFully(reply);
+        assertEquals(DataWire.OK, reply.get(0));
+        // two whole requests in one write: both answered, in order
+        ByteBuffer two = ByteBuffer.allocate(2 * (DataWire.REQUEST_BYTES + 3));
+        two.put(request(DataWire.GET, "abc", 4096)).put(request(DataWire.GET, "abc", 4096)).flip();
+        raw.write(two);
+        raw.sync();
+        for (int i = 0; i < 2; i++) {
+            raw.readFully(reply.clear());
+            assertEquals(DataWire.OK, reply.get(0), "GET " + i);
+            ByteBuffer got = ByteBuffer.allocate(reply.getInt(4));
+            raw.readFully(got);
+            assertArrayEquals(value, got.array(), "GET " + i);
+        }
+        raw.close();
+    }
+
+    @Test
+    void manySessionsAreServedTogether() throws Exception {
+        start(16 << 20, 1 << 20, 64, Duration.ofSeconds(10));
+        int clients = 32;
+        List<KvClient> kvs = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+            kvs.add(client(64 << 10));
+        }
+        // every client has an operation in flight at once, 50 rounds, each value its own
+        for (int round = 0; round < 50; round++) {
+            for (int i = 0; i < clients; i++) {
+                kvs.get(i).startPut(bytes("key-" + i), ByteBuffer.wrap(bytes("value " + i + " " + round)));
+            }
+            for (KvClient kv : kvs) {
+                kv.finishPut();
+            }
+            for (int i = 0; i < clients; i++) {
+                kvs.get(i).startGet(bytes("key-" + (clients - 1 - i)));
+            }
+            for (int i = 0; i < clients; i++) {
+                assertArrayEquals(bytes("value " + (clients - 1 - i) + " " + round), array(kvs.get(i).finishGet()));
+            }
+        }
+        if (loops() > 0) {
+            assertEquals(0, Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().startsWith("kv-session-")).count(),
+                    "no thread per connection once they attached: the loop serves them");
+        }
     }
 
     @Test

@@ -61,6 +61,12 @@ public final class KvServerMain implements Callable<Integer> {
                     + " one-sided elsewhere (default: ${DEFAULT-VALUE})")
     private String values;
 
+    @Option(names = "--loops", paramLabel = "N", defaultValue = "1",
+            description = "threads serving the data connections, each as an event loop that takes every"
+                    + " connection's requests in turn as they arrive; 0: a thread per connection (default:"
+                    + " ${DEFAULT-VALUE}). Transports that cannot say what is readable get a thread per connection")
+    private int loops;
+
     @Option(names = {"-v", "--verbose"}, description = "log sessions on stderr; print stack traces of errors")
     private boolean verbose;
 
@@ -97,7 +103,7 @@ public final class KvServerMain implements Callable<Integer> {
         KvServerConfig config;
         try {
             config = new KvServerConfig(address.host(), address.port(), dataEndpoint, memory, maxValue, maxKey,
-                    maxSessions, attachTimeout, transfer);
+                    maxSessions, attachTimeout, transfer, loops);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

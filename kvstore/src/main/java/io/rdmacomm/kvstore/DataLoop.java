@@ -1,0 +1,118 @@
+package io.rdmacomm.kvstore;
+
+import io.rdmacomm.api.Communicator;
+import java.time.Duration;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One thread that serves many data connections, as an event loop: a connection with bytes to read is queued here
+ * (by its transport's readiness listener, {@link io.rdmacomm.api.Communicator#notifyReadable}) and gets a turn in
+ * which it serves the requests that arrived without waiting for more. A server on few cores then pays neither a
+ * thread per connection nor a wake-up per request: while requests keep arriving the thread goes from one
+ * connection to the next, as Redis's event loop does.
+ *
+ * <p>The queue is bounded: each connection is in it at most once at a time (its listener is one-shot, and a turn
+ * either re-arms it, queues the connection again or ends it), so it holds the server's sessions plus the stop.
+ */
+final class DataLoop implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DataLoop.class);
+    private static final Runnable STOP = () -> { };
+
+    private final ArrayBlockingQueue<Runnable> ready;
+    private final Thread thread;
+    /** The connections served here, through which an idle loop can drive their transport's progress. */
+    private final CopyOnWriteArrayList<Communicator> served = new CopyOnWriteArrayList<>();
+    private final BooleanSupplier work;
+    private final long spinNanos;
+
+    DataLoop(String name, int connections, Duration spin) {
+        this.ready = new ArrayBlockingQueue<>(connections + 1);
+        this.work = () -> !ready.isEmpty();
+        this.spinNanos = spin.toNanos();
+        this.thread = new Thread(this::run, name);
+        thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** Queues a connection's turn; any thread. */
+    void submit(Runnable turn) {
+        if (!ready.offer(turn)) {
+            // each connection is queued at most once, and there are at most as many as the queue holds
+            throw new IllegalStateException(thread.getName() + ": more connections queued than sessions allowed");
+        }
+    }
+
+    /** A connection now served here. */
+    void joined(Communicator c) {
+        served.add(c);
+    }
+
+    /** A connection no longer served here. */
+    void left(Communicator c) {
+        served.remove(c);
+    }
+
+    private void run() {
+        for (;;) {
+            Runnable turn = ready.poll();
+            if (turn == null) {
+                idle();
+                try {
+                    turn = ready.take();
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            if (turn == STOP) {
+                return;
+            }
+            try {
+                turn.run();
+            } catch (RuntimeException | Error e) {
+                LOG.error("{}: a connection's turn failed", thread.getName(), e);
+            }
+        }
+    }
+
+    /**
+     * With nothing queued, drives the progress of the connections' transport for up to the spin time (where it
+     * has progress to drive: rdma://), so that the next requests are taken in on this thread rather than announced
+     * by another one waking it.
+     */
+    private void idle() {
+        if (spinNanos <= 0) {
+            return;
+        }
+        for (Communicator c : served) {
+            if (c.busyPoll(spinNanos, work) || !ready.isEmpty()) {
+                return;
+            }
+            if (c.isOpen()) {
+                return; // it spun (or cannot spin): the others share its transport or cannot either
+            }
+        }
+    }
+
+    /** Stops the thread once the turns queued before have run; waits for it up to {@code timeout}. */
+    void stop(Duration timeout) throws InterruptedException {
+        ready.put(STOP);
+        thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeout.toNanos())));
+    }
+
+    @Override
+    public void close() {
+        try {
+            stop(Duration.ofSeconds(10));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
