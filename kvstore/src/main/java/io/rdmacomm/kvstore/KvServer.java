@@ -89,7 +89,7 @@ public final class KvServer implements AutoCloseable {
         this.acceptor = daemon(this::acceptLoop, "kv-data-accept");
         this.loops = new DataLoop[config.loops()];
         for (int i = 0; i < loops.length; i++) {
-            loops[i] = new DataLoop("kv-data-loop-" + i, config.maxSessions(), Duration.parse(System.getProperty("kv.loopSpin", "PT0.00005S")));
+            loops[i] = new DataLoop("kv-data-loop-" + i, config.maxSessions(), config.loopSpin());
         }
     }
 

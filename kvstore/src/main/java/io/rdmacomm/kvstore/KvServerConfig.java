@@ -20,12 +20,17 @@ import java.util.Objects;
  * @param valueTransfer how values move on the data plane
  * @param loops threads that serve the data connections as event loops ({@link DataLoop}), each connection on one of
  *     them; 0: a thread per connection (also what a transport that cannot say what is readable gets)
+ * @param loopSpin how long an idle loop drives its connections' transport before it sleeps (rdma://: requests are
+ *     then taken in on the loop's thread instead of waking it)
  */
 public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEndpoint, long memoryBytes,
-        long maxValueBytes, int maxKeyBytes, int maxSessions, Duration attachTimeout, ValueTransfer valueTransfer, int loops) {
+        long maxValueBytes, int maxKeyBytes, int maxSessions, Duration attachTimeout, ValueTransfer valueTransfer, int loops,
+        Duration loopSpin) {
 
     /** The largest pool: one direct buffer, offsets of 31 bits. */
     public static final long MAX_MEMORY = Integer.MAX_VALUE & -Allocator.ALIGN;
+    /** How long an idle event loop spins by default. */
+    public static final Duration DEFAULT_LOOP_SPIN = Duration.ofNanos(50_000);
     /** The most event loops. */
     public static final int MAX_LOOPS = 64;
     /** The smallest pool. */
@@ -55,6 +60,10 @@ public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEnd
         if (maxSessions < 1) {
             throw new IllegalArgumentException("max sessions must be at least 1, got " + maxSessions);
         }
+        Objects.requireNonNull(loopSpin, "loopSpin");
+        if (loopSpin.isNegative()) {
+            throw new IllegalArgumentException("loop spin must not be negative, got " + loopSpin);
+        }
         if (loops < 0 || loops > MAX_LOOPS) {
             throw new IllegalArgumentException("loops must be 0 to " + MAX_LOOPS + ", got " + loops);
         }
@@ -65,31 +74,36 @@ public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEnd
 
     /**
      * Defaults for the rest: 1k keys, 64 MiB pool, 1 MiB values, 256 sessions, 10 s to attach, AUTO transfer, one
-     * event loop.
+     * event loop spinning 50us when idle.
      */
     public static KvServerConfig of(String listenHost, int listenPort, Endpoint dataEndpoint) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, 64L << 20, 1L << 20, 1024, 256,
-                Duration.ofSeconds(10), ValueTransfer.AUTO, 1);
+                Duration.ofSeconds(10), ValueTransfer.AUTO, 1, DEFAULT_LOOP_SPIN);
     }
 
     public KvServerConfig withMemory(long bytes, long maxValue) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, bytes, maxValue, maxKeyBytes, maxSessions,
-                attachTimeout, valueTransfer, loops);
+                attachTimeout, valueTransfer, loops, loopSpin);
     }
 
     public KvServerConfig withLimits(int maxKey, int sessions, Duration attach) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKey, sessions,
-                attach, valueTransfer, loops);
+                attach, valueTransfer, loops, loopSpin);
     }
 
     public KvServerConfig withValueTransfer(ValueTransfer transfer) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
-                maxSessions, attachTimeout, transfer, loops);
+                maxSessions, attachTimeout, transfer, loops, loopSpin);
     }
 
     public KvServerConfig withLoops(int n) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
-                maxSessions, attachTimeout, valueTransfer, n);
+                maxSessions, attachTimeout, valueTransfer, n, loopSpin);
+    }
+
+    public KvServerConfig withLoopSpin(Duration spin) {
+        return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
+                maxSessions, attachTimeout, valueTransfer, loops, spin);
     }
 
     /** Whether values travel inside the data plane's messages rather than one-sided. */

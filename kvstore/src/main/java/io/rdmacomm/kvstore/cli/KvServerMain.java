@@ -67,6 +67,12 @@ public final class KvServerMain implements Callable<Integer> {
                     + " ${DEFAULT-VALUE}). Transports that cannot say what is readable get a thread per connection")
     private int loops;
 
+    @Option(names = "--loop-spin", paramLabel = "DURATION", defaultValue = "50us",
+            converter = Cli.DurationConverter.class,
+            description = "how long an idle loop keeps driving rdma:// progress itself before it sleeps, so that"
+                    + " requests arriving meanwhile wake no thread; 0: sleep at once (default: ${DEFAULT-VALUE})")
+    private Duration loopSpin;
+
     @Option(names = {"-v", "--verbose"}, description = "log sessions on stderr; print stack traces of errors")
     private boolean verbose;
 
@@ -103,7 +109,7 @@ public final class KvServerMain implements Callable<Integer> {
         KvServerConfig config;
         try {
             config = new KvServerConfig(address.host(), address.port(), dataEndpoint, memory, maxValue, maxKey,
-                    maxSessions, attachTimeout, transfer, loops);
+                    maxSessions, attachTimeout, transfer, loops, loopSpin);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
