@@ -1,10 +1,12 @@
 package io.rdmacomm.kvstore;
 
 import io.rdmacomm.api.Communicator;
+import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.RemoteAccessException;
 import java.io.EOFException;
 import java.io.IOException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
@@ -47,6 +49,7 @@ final class DataSession implements Runnable {
     private final ByteBuffer keyBytes = ByteBuffer.wrap(key.array());
     private final ByteBuffer pool;
     private final boolean inline;
+    private final long readTimeoutNanos;
     /** Queues this connection on its loop: the listener of {@link Communicator#notifyReadable}. */
     private final Runnable whenReadable = this::queue;
     private final Runnable turn = this::turn;
@@ -79,6 +82,7 @@ final class DataSession implements Runnable {
         this.loop = loop;
         this.pool = store.view();
         this.inline = config.inlineValues();
+        this.readTimeoutNanos = peer.endpoint().duration(EndpointOption.READ_TIMEOUT).toNanos();
     }
 
     /** Attaches, then serves: on the loop if there is one and the transport can tell what is readable, else here. */
@@ -105,7 +109,7 @@ final class DataSession implements Runnable {
                         peer.endpoint());
             }
             while (serve(Integer.MAX_VALUE, Integer.MAX_VALUE) >= 0) {
-                // cannot return short of the end: its reads wait for the client
+                // it returns short of the end only when a read timed out (see serve): the thread waits on
             }
             end(null);
         } catch (IOException | RuntimeException e) {
@@ -197,8 +201,16 @@ final class DataSession implements Runnable {
                 int limit = dst.limit();
                 dst.limit(dst.position() + Math.min(dst.remaining(), left));
                 int n;
+                long start = System.nanoTime();
                 try {
                     n = peer.read(dst);
+                } catch (SocketTimeoutException e) {
+                    if (System.nanoTime() - start < readTimeoutNanos / 2) {
+                        throw e; // not the read's own timeout: the connection failed (e.g. liveness)
+                    }
+                    // a waiting read (a thread of its own) timed out: the endpoint's readTimeout, set to bound a
+                    // loop's writes, passed without a byte; nothing was read or lost, so the thread waits on
+                    return completed;
                 } finally {
                     dst.limit(limit);
                 }

@@ -43,6 +43,11 @@ public final class KvServer implements AutoCloseable {
     private static final long REGISTRATION_HEADROOM = 64L << 20;
     /** How long a session's thread spins for the next request on rdma:// before it parks (unless busyPoll is set). */
     static final String SESSION_SPIN = "10us";
+    /**
+     * The data endpoint's readTimeout under event loops, unless set: a loop's reads never wait, so it bounds how long
+     * a reply's write waits for a client that reads nothing, during which the loop serves no other connection.
+     */
+    static final String LOOP_WRITE_TIMEOUT = "10s";
 
     private final KvServerConfig config;
     private final Store store;
@@ -228,13 +233,16 @@ public final class KvServer implements AutoCloseable {
     }
 
     /**
-     * The endpoint to serve. On rdma://, maxRegistered raised to hold the pool, which is registered there, and,
+     * The endpoint to serve: with event loops, readTimeout {@link #LOOP_WRITE_TIMEOUT} unless set. On rdma://, maxRegistered raised to hold the pool, which is registered there, and,
      * unless set, busyPoll shortened to {@link #SESSION_SPIN}: each session's thread waits for its client's next
      * request on the one worker all sessions share, and many threads spinning the transport's 50us each on a few
      * cores leave the threads with work descheduled (see README.md, benchmarks).
      */
     static Endpoint dataEndpoint(KvServerConfig config) {
         Endpoint e = config.dataEndpoint();
+        if (config.loops() > 0 && !e.isSet(EndpointOption.READ_TIMEOUT)) {
+            e = e.with(EndpointOption.READ_TIMEOUT, LOOP_WRITE_TIMEOUT);
+        }
         if (!e.scheme().equals("rdma")) {
             return e;
         }

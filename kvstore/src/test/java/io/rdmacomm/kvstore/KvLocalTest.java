@@ -34,9 +34,11 @@ class KvLocalTest {
     private final List<AutoCloseable> open = new ArrayList<>();
     private KvServer server;
     private ValueTransfer transfer = ValueTransfer.AUTO;
+    /** Options of the data endpoint, e.g. {@code ?readTimeout=1s}. */
+    private String dataOptions = "";
 
     private KvServer start(long memory, long maxValue, int maxSessions, Duration attach) throws IOException {
-        Endpoint data = Endpoint.parse("local://kv-local-" + NAMES.incrementAndGet());
+        Endpoint data = Endpoint.parse("local://kv-local-" + NAMES.incrementAndGet() + dataOptions);
         server = KvServer.start(KvServerConfig.of("127.0.0.1", 0, data).withMemory(memory, maxValue)
                 .withLimits(64, maxSessions, attach).withValueTransfer(transfer).withLoops(loops()));
         return server;
@@ -432,6 +434,29 @@ class KvLocalTest {
                     .filter(t -> t.getName().startsWith("kv-session-")).count(),
                     "no thread per connection once they attached: the loop serves them");
         }
+    }
+
+    @Test
+    void aClientReadingNoRepliesHoldsUpOthersAtMostTheWriteBound() throws Exception {
+        dataOptions = "?readTimeout=1s";
+        transfer = ValueTransfer.INLINE; // values follow their replies: requests for a few MiB fill the connection
+        start();
+        KvClient kv = client(64 << 10);
+        kv.put(bytes("v"), new byte[32 << 10]);
+        Communicator raw = rawSession(ByteBuffer.allocateDirect(64 << 10));
+        for (int i = 0; i < 200; i++) {
+            raw.write(request(DataWire.GET, "v", 64 << 10)); // 200 replies of 32 KiB that it never reads
+        }
+        raw.sync();
+        long start = System.nanoTime();
+        for (int i = 0; i < 20; i++) {
+            assertEquals(32 << 10, kv.get(bytes("v")).remaining(), "the other client is served");
+        }
+        assertTrue(System.nanoTime() - start < Duration.ofSeconds(8).toNanos(), "held up "
+                + Duration.ofNanos(System.nanoTime() - start));
+        awaitSessions(1); // the silent reader's session failed once a reply's write waited readTimeout
+        assertEquals(1, server.stats().sessionsFailed());
+        raw.close();
     }
 
     @Test

@@ -28,9 +28,19 @@ class KvServerEndpointTest {
     }
 
     @Test
-    void tcpIsServedAsGiven() {
-        Endpoint e = served("tcp://127.0.0.1:0");
+    void tcpIsServedAsGivenWithAThreadPerConnection() {
+        Endpoint e = KvServer.dataEndpoint(KvServerConfig.of("127.0.0.1", 0, Endpoint.parse("tcp://127.0.0.1:0"))
+                .withLoops(0));
         assertFalse(e.isSet(EndpointOption.BUSY_POLL), "tcp:// reads on a blocking channel unless busyPoll is set");
         assertEquals(Endpoint.parse("tcp://127.0.0.1:0"), e);
+    }
+
+    @Test
+    void eventLoopsBoundTheirWritesUnlessTheUriSays() {
+        assertEquals(Duration.ofSeconds(10), served("tcp://127.0.0.1:0").duration(EndpointOption.READ_TIMEOUT));
+        assertEquals(Duration.ofSeconds(10), served("rdma://127.0.0.1:0").duration(EndpointOption.READ_TIMEOUT));
+        assertEquals(Duration.ofSeconds(2),
+                served("tcp://127.0.0.1:0?readTimeout=2s").duration(EndpointOption.READ_TIMEOUT));
+        assertEquals(Duration.ZERO, served("tcp://127.0.0.1:0?readTimeout=0").duration(EndpointOption.READ_TIMEOUT));
     }
 }

@@ -112,12 +112,15 @@ final class Pipe {
         }
     }
 
-    /** Moves all of {@code src} into the ring, blocking while it is full. */
+    /**
+     * Moves all of {@code src} into the ring, blocking while it is full; a reader's listener is told after each
+     * chunk, before the writer waits for room again.
+     */
     void write(ByteBuffer src, long timeoutNanos, String what) throws IOException {
-        Runnable told = null;
-        lock.lock();
-        try {
-            while (src.hasRemaining()) {
+        while (src.hasRemaining()) {
+            Runnable told;
+            lock.lock();
+            try {
                 long left = timeoutNanos;
                 while (count == ring.length && !readerClosed && !writerClosed) {
                     if (timeoutNanos != 0 && left <= 0) {
@@ -139,12 +142,10 @@ final class Pipe {
                 src.get(ring, 0, n - first);
                 count += n;
                 notEmpty.signalAll();
-                if (told == null) {
-                    told = takeListener();
-                }
+                told = takeListener();
+            } finally {
+                lock.unlock();
             }
-        } finally {
-            lock.unlock();
             tell(told);
         }
     }
