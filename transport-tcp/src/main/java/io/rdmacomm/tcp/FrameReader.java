@@ -121,6 +121,79 @@ final class FrameReader {
         }
     }
 
+    /**
+     * Stream bytes a read returns without waiting: those of the current DATA frame already buffered, -1 at a clean
+     * end of stream, 0 if none, or {@link #HANDED_OVER}. When none is buffered, reads what the (non-blocking)
+     * channel holds, without waiting, and serves the whole frames that are not DATA as {@link #readStream} does, up
+     * to the next DATA frame's header; a frame not yet whole stays buffered for next time.
+     *
+     * <p>Only a frame other than DATA larger than the receive buffer is read whole with waits (the peer is in the
+     * middle of it): before the hand-over only a misbehaving peer sends one, as PUT and GET_RESPONSE frames answer
+     * remote memory this side used, which hands the socket over first.
+     */
+    int available() throws IOException {
+        try {
+            if (broken != null) {
+                throw new CommunicatorException("connection with " + io.peer() + " is unusable after a protocol"
+                        + " violation: " + broken.getMessage(), broken);
+            }
+            return availableNow();
+        } catch (CommunicatorException e) {
+            if (broken == null) {
+                broken = e;
+            }
+            throw e;
+        }
+    }
+
+    private int availableNow() throws IOException {
+        for (;;) {
+            if (handedOver) {
+                return HANDED_OVER;
+            }
+            if (dataLeft > 0) {
+                if (recv.hasRemaining()) {
+                    return Math.min(dataLeft, recv.remaining());
+                }
+            } else if (endOfStream) {
+                return -1;
+            } else if (recv.remaining() >= Wire.HEADER_LENGTH && wholeOrHopeless(frame.wrap(recv, recv.position()))) {
+                nextFrame(NO_TIMEOUT); // reads nothing more, but for a frame larger than the receive buffer
+                continue;
+            }
+            recv.compact();
+            int n;
+            try {
+                n = io.readNow(recv);
+            } finally {
+                recv.flip();
+            }
+            if (n == 0) {
+                return 0;
+            }
+            if (n < 0) {
+                if (dataLeft == 0 && !recv.hasRemaining()) {
+                    endOfStream = true;
+                    return -1;
+                }
+                throw truncated();
+            }
+            received += n;
+        }
+    }
+
+    /**
+     * Whether {@link #nextFrame} can take the frame whose header is buffered without waiting: a DATA header, a whole
+     * frame, or one that is malformed (it throws); or one that can never be whole in the receive buffer.
+     */
+    private boolean wholeOrHopeless(Wire.Frame f) {
+        byte type = f.type();
+        int length = f.payloadLength();
+        return type == Wire.DATA || !Wire.wellFormed(type, length)
+                || length <= recv.remaining() - Wire.HEADER_LENGTH
+                || length > recv.capacity() - Wire.HEADER_LENGTH;
+    }
+
     /** Reads frames until the peer ends the stream, writing stream bytes into {@code pipe}; waits without limit. */
     void pump(StreamPipe pipe) throws IOException {
         if (endOfStream) {

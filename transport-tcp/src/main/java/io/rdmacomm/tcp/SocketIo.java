@@ -9,6 +9,7 @@ import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
@@ -23,9 +24,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A connection's socket and how threads wait on it, below the framing. With neither a read timeout nor busy
- * polling the channel stays in blocking mode, the cheapest wait; otherwise it is non-blocking and waits on one
- * selector per direction, so a reader and a writer never share one.
+ * A connection's socket and how threads wait on it, below the framing. With neither a read timeout, busy polling
+ * nor liveness the channel starts in blocking mode, the cheapest wait; otherwise it is non-blocking and waits on
+ * one selector per direction, so a reader and a writer never share one. A blocking channel turns non-blocking for
+ * good when its reader first asks what it could read without waiting ({@link #makeNonBlocking}); armed channels
+ * also wait for input on the process's {@link Readiness} selector.
  */
 final class SocketIo {
     private static final Logger LOG = LoggerFactory.getLogger(SocketIo.class);
@@ -38,9 +41,15 @@ final class SocketIo {
     private final TlsSession tls;
     private final Settings settings;
     private final String peer;
-    private final boolean blocking;
-    private final Selector readSelector;
-    private final Selector writeSelector;
+    /** Changes once at most, from true to false ({@link #makeNonBlocking}), under the read lock. */
+    private volatile boolean blocking;
+    private volatile Selector readSelector;
+    private volatile Selector writeSelector;
+    /** Guards the selectors between {@link #makeNonBlocking} and {@link #close}. */
+    private final Object selectors = new Object();
+    /** Set once the channel was armed on the {@link Readiness} selector; its key there once known. */
+    private volatile boolean armedOnce;
+    private SelectionKey readinessKey;
     /**
      * Set just before the channel closes: waits end with AsynchronousCloseException, and failures of channel calls
      * are reported as such.
@@ -109,6 +118,78 @@ final class SocketIo {
 
     boolean isClosed() {
         return closed;
+    }
+
+    /**
+     * Turns a blocking channel non-blocking, for good, with a selector per direction as {@link #open} gives a
+     * non-blocking one; does nothing on a non-blocking channel. The caller holds the read lock, so no read is on
+     * the channel; a blocking write in progress is waited for (the channel's own lock). The selectors are in place
+     * before the mode changes, and woken after the channel joined them, so a writer that finds the channel
+     * non-blocking always has a selector to wait on.
+     */
+    void makeNonBlocking() throws IOException {
+        synchronized (selectors) {
+            if (!blocking) {
+                return;
+            }
+            if (closed) {
+                throw new AsynchronousCloseException();
+            }
+            Selector r = Selector.open();
+            Selector w;
+            try {
+                w = Selector.open();
+            } catch (IOException | RuntimeException e) {
+                TcpServer.closeQuietly(r);
+                throw e;
+            }
+            readSelector = r;
+            writeSelector = w;
+            try {
+                channel.configureBlocking(false);
+                channel.register(r, SelectionKey.OP_READ);
+                channel.register(w, SelectionKey.OP_WRITE);
+            } catch (IOException | RuntimeException e) {
+                readSelector = null;
+                writeSelector = null;
+                TcpServer.closeQuietly(r);
+                TcpServer.closeQuietly(w);
+                throw e;
+            }
+            w.wakeup();
+            blocking = false;
+        }
+    }
+
+    /**
+     * One channel read, without waiting: the bytes read into {@code b} (which has space), 0 if nothing (complete,
+     * with TLS) is there, -1 at end of stream. The channel must be non-blocking.
+     */
+    int readNow(ByteBuffer b) throws IOException {
+        return readChannel(b);
+    }
+
+    /**
+     * Arms the (non-blocking) channel on the process's {@link Readiness} selector: {@code onReadable} runs on the
+     * readiness thread once the channel is readable. Called by the reader.
+     *
+     * @throws CancelledKeyException if the channel was closed
+     */
+    void armReadable(Runnable onReadable) throws IOException {
+        Readiness r = Readiness.get();
+        SelectionKey k = readinessKey;
+        if (k == null && armedOnce) {
+            k = r.keyOf(channel);
+            if (k == null) {
+                return; // still joining: it joins with interest OP_READ
+            }
+            readinessKey = k;
+        }
+        armedOnce = true;
+        r.arm(channel, k, onReadable);
+        if (closed) {
+            Readiness.wakeupIfStarted(); // a close that did not see armedOnce: let go of the key
+        }
     }
 
     /**
@@ -404,9 +485,15 @@ final class SocketIo {
     void close() {
         closed = true;
         TcpServer.closeQuietly(channel);
-        if (readSelector != null) {
-            TcpServer.closeQuietly(readSelector);
-            TcpServer.closeQuietly(writeSelector);
+        synchronized (selectors) {
+            if (readSelector != null) {
+                TcpServer.closeQuietly(readSelector);
+                TcpServer.closeQuietly(writeSelector);
+            }
+        }
+        if (armedOnce) {
+            // the close cancelled the channel's key there: the descriptor is released once the selector lets go
+            Readiness.wakeupIfStarted();
         }
     }
 }

@@ -11,7 +11,8 @@ import java.util.function.BooleanSupplier;
  * A bounded ring of stream bytes from the progress thread (which owns the socket once remote memory is in use)
  * to the application's {@code read}: one writer and one reader, no lock; each side publishes how far it got and
  * wakes the other. A full ring stops the progress thread, so backpressure reaches the peer through TCP and nothing
- * is dropped.
+ * is dropped. Whatever the reader could now take without waiting (bytes, the end, a failure, the close) also runs
+ * the connection's {@code onReadable}, which tells a listener armed by {@code notifyReadable} if there is one.
  */
 final class StreamPipe {
     private final ByteBuffer ring;
@@ -27,11 +28,15 @@ final class StreamPipe {
     private volatile boolean closed;
     private final BooleanSupplier hasRoom;
     private final BooleanSupplier readable;
+    /** Run after each change the reader could act on; must not block (one volatile read when nobody listens). */
+    private final Runnable onReadable;
 
     /**
      * @param spinNanos how long a side spins before it parks (the connection's busy polling)
+     * @param onReadable runs (on the writer's thread, or the closer's) whenever the reader could act without waiting
      */
-    StreamPipe(int capacity, long spinNanos, String peer) {
+    StreamPipe(int capacity, long spinNanos, String peer, Runnable onReadable) {
+        this.onReadable = onReadable;
         this.ring = ByteBuffer.allocateDirect(capacity);
         this.capacity = capacity;
         this.peer = peer;
@@ -59,6 +64,7 @@ final class StreamPipe {
         src.position(src.position() + n);
         tail = t + n;
         waiter.wake();
+        onReadable.run();
         return n;
     }
 
@@ -96,21 +102,48 @@ final class StreamPipe {
         return n;
     }
 
+    /**
+     * Bytes {@link #read} returns without waiting, -1 once the stream finished and every byte was read, 0 if none
+     * yet; throws the failure once every byte was read. Called by the reader.
+     */
+    int available() throws IOException {
+        if (closed) {
+            throw new AsynchronousCloseException();
+        }
+        long size = tail - head;
+        if (size > 0) {
+            return (int) Math.min(size, Integer.MAX_VALUE);
+        }
+        IOException f = failure;
+        if (f != null) {
+            throw f;
+        }
+        return finished ? -1 : 0;
+    }
+
+    /** Whether {@link #read} would return or throw without waiting. */
+    boolean readable() {
+        return readable.getAsBoolean() || closed;
+    }
+
     /** The peer ended the stream: the reader gets the remaining bytes, then -1. */
     void finish() {
         finished = true;
         waiter.wake();
+        onReadable.run();
     }
 
     /** The connection failed: the reader gets the remaining bytes, then {@code e}. */
     void fail(IOException e) {
         failure = e;
         waiter.wake();
+        onReadable.run();
     }
 
     /** Releases both sides with {@link AsynchronousCloseException}. */
     void close() {
         closed = true;
         waiter.wake();
+        onReadable.run();
     }
 }

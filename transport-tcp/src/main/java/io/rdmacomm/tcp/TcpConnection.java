@@ -17,6 +17,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +35,14 @@ import org.slf4j.LoggerFactory;
  * <p>When both sides asked for heartbeats in the handshake, the process's liveness thread sends them while this
  * side is idle and, once the peer has been silent for {@code liveness}, closes the socket: every wait in it ends
  * and every call from then on reports the silence.
+ *
+ * <p>{@link #available()} and {@link #notifyReadable} serve a thread that serves many connections. Before the
+ * hand-over, {@code available} counts the current DATA frame's buffered bytes, else reads what the socket holds
+ * without waiting (a blocking channel turns non-blocking for good on the first call, see
+ * {@link SocketIo#makeNonBlocking}); {@code notifyReadable} does the same and arms the channel on the process's
+ * {@link Readiness} selector only if that found nothing. After it, the {@link StreamPipe} answers both, and its
+ * writer, the progress thread, tells the listener. A close, the peer's silence and a failure of the progress thread
+ * tell it too.
  */
 final class TcpConnection implements AbstractCommunicator.Link {
     private static final Logger LOG = LoggerFactory.getLogger(TcpConnection.class);
@@ -60,6 +69,10 @@ final class TcpConnection implements AbstractCommunicator.Link {
     private final Liveness.Watching liveness;
     /** Set when the peer was silent for the liveness time: every call fails with it from then on. */
     private volatile SocketTimeoutException silence;
+    /** The listener {@link #notifyReadable} armed, until whoever finds it set first takes and runs it. */
+    private final AtomicReference<Runnable> readinessListener = new AtomicReference<>();
+    /** {@link #tellReadable}, allocated once: the readiness selector's attachment and the pipe's callback. */
+    private final Runnable tellReadable = this::tellReadable;
 
     private TcpConnection(SocketIo io, SocketChannel channel, Endpoint endpoint, Settings settings,
             long peerHeartbeat) throws IOException {
@@ -129,6 +142,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
             silence = cause;
             LOG.warn("{}: {}", endpoint, cause.getMessage());
             io.close(); // ends every wait on the socket; the waiting calls then report the silence
+            tellReadable();
         }
 
         @Override
@@ -177,6 +191,117 @@ final class TcpConnection implements AbstractCommunicator.Link {
             p = pipe;
         }
         return p.read(dst, settings.readTimeout());
+    }
+
+    /**
+     * Before the hand-over: the current DATA frame's buffered bytes, else what a read of the socket without waiting
+     * brings ({@link FrameReader#available}); after it: the pipe's bytes.
+     */
+    @Override
+    public int available() throws IOException {
+        checkOpen();
+        StreamPipe p = pipe;
+        if (p == null) {
+            if (lockReader()) {
+                try {
+                    io.makeNonBlocking();
+                    int n = reader.available();
+                    if (n != FrameReader.HANDED_OVER) {
+                        return n;
+                    }
+                } catch (IOException e) {
+                    throw failure(e, "read from");
+                } finally {
+                    readLock.unlock();
+                }
+            }
+            p = pipe;
+        }
+        try {
+            return p.available();
+        } catch (AsynchronousCloseException e) {
+            checkOpen();
+            throw e;
+        }
+    }
+
+    /**
+     * Runs {@code listener} at once if {@link #available()} is non-zero now or throws (it reads the socket without
+     * waiting, as {@code available} does, so bytes that arrived since are seen); else arms the channel on the
+     * readiness selector (before the hand-over) or leaves the listener to the pipe's writer (after it).
+     */
+    @Override
+    public boolean notifyReadable(Runnable listener) {
+        readinessListener.set(listener);
+        if (!io.isClosed() && !closing && !readableNow()) {
+            return true; // the readiness thread, the pipe's writer or the close tells the listener
+        }
+        tellReadable();
+        return true;
+    }
+
+    /**
+     * Whether {@link #available()} may be non-zero now; else arms the channel on the readiness selector (before the
+     * hand-over) or leaves it to the pipe's writer (after it), which then tell the listener.
+     */
+    private boolean readableNow() {
+        StreamPipe p = pipe;
+        if (p == null) {
+            try {
+                if (lockReader()) {
+                    try {
+                        io.makeNonBlocking();
+                        int n = reader.available();
+                        if (n == 0) {
+                            io.armReadable(tellReadable);
+                            return false;
+                        }
+                        if (n != FrameReader.HANDED_OVER) {
+                            return true;
+                        }
+                    } finally {
+                        readLock.unlock();
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                return true; // available() reports it (a key cancelled by a close, too)
+            }
+            p = pipe;
+        }
+        return p.readable();
+    }
+
+    /** Runs the armed listener, if any, once: whoever takes it runs it. Never throws. */
+    private void tellReadable() {
+        if (readinessListener.get() == null) {
+            return;
+        }
+        Runnable r = readinessListener.getAndSet(null);
+        if (r != null) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.warn("{}: a readiness listener failed", endpoint, e);
+            }
+        }
+    }
+
+    /**
+     * Takes the read lock for the application's reader without waiting for the progress thread, which holds it for
+     * good once it owns the socket: false then. Other holders (a close discarding unread input) hold it briefly.
+     */
+    private boolean lockReader() throws IOException {
+        try {
+            while (!readLock.tryLock(1, TimeUnit.MILLISECONDS)) {
+                if (pipe != null) {
+                    return false;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted waiting for the read lock");
+        }
+        return true;
     }
 
     @Override
@@ -241,7 +366,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
             if (closing) {
                 throw new ClosedChannelException();
             }
-            pipe = new StreamPipe(PIPE_BYTES, settings.busyPoll(), io.peer());
+            pipe = new StreamPipe(PIPE_BYTES, settings.busyPoll(), io.peer(), tellReadable);
             reader.handOver();
             Thread t = new Thread(this::progressLoop, "rdmacomm-tcp-progress");
             t.setDaemon(true);
@@ -307,6 +432,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
             if (p != null) {
                 p.close();
             }
+            tellReadable();
             Thread t;
             synchronized (progressLock) {
                 t = progress;

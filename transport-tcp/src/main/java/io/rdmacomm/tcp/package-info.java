@@ -10,7 +10,8 @@
  * {@code Handshake} set connections up; {@code Wire} is the frame layout with its flyweight; {@code FrameReader} and
  * {@code FrameWriter} are the framed receive side and the coalescing send side; {@code RemoteMemory} and {@code OneSided} emulate
  * remote memory on those frames; {@code TcpConnection} ties one connection together (who reads the socket, heartbeats
- * and silent peers through {@link io.rdmacomm.api.support.Liveness}, close);
+ * and silent peers through {@link io.rdmacomm.api.support.Liveness}, close, {@code available}/{@code notifyReadable});
+ * {@code Readiness} is the process's one selector thread on which connections armed by {@code notifyReadable} wait;
  * {@code TcpCommunicator} is the facade on {@link io.rdmacomm.api.support.AbstractCommunicator}.
  *
  * <p>{@code ?tls=true} puts TLS under all of it: {@code TlsConfig} reads the {@code tls*} options once (key material
@@ -19,6 +20,7 @@
  *
  * <p>{@code ?wire=raw} selects the other wire: {@code RawTcpCommunicator} over {@code RawServer} and
  * {@code RawConnection}, a plain byte stream with no handshake and no frames (what a GVirtuS {@code TcpCommunicator}
- * speaks), sharing {@code SocketIo}, {@code BoundListener} and {@code Dialer}'s connect but none of the framing.
+ * speaks), sharing {@code SocketIo}, {@code BoundListener} and {@code Dialer}'s connect but none of the framing; it
+ * cannot tell readiness ({@code notifyReadable} returns false there).
  */
 package io.rdmacomm.tcp;
