@@ -81,6 +81,19 @@ final class ControlService extends KvControlGrpc.KvControlImplBase {
                 throw new KvException(KvException.Code.BAD_REQUEST, s + " has no data connection yet: attach it"
                         + " first, then register the buffer on it");
             }
+            if (request.getRegionDescriptor().isEmpty()) {
+                if (!config.inlineValues()) {
+                    throw new KvException(KvException.Code.BAD_REQUEST, "this server moves values one-sided: register"
+                            + " the buffer on the data connection and send its descriptor");
+                }
+                long bytes = request.getBufferBytes();
+                if (bytes < 1 || bytes > Integer.MAX_VALUE) {
+                    throw new KvException(KvException.Code.BAD_REQUEST, "buffer of " + Long.toUnsignedString(bytes)
+                            + " bytes: must be 1 byte to 2g");
+                }
+                s.bufferBytes(bytes);
+                return RegisterBufferReply.getDefaultInstance();
+            }
             RegionDescriptor d;
             try {
                 d = RegionDescriptor.fromBytes(request.getRegionDescriptor().toByteArray());

@@ -2,6 +2,7 @@ package io.rdmacomm.kvstore;
 
 import io.rdmacomm.api.Communicator;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
@@ -29,6 +30,8 @@ final class DataLoop implements AutoCloseable {
     private final CopyOnWriteArrayList<Communicator> served = new CopyOnWriteArrayList<>();
     private final BooleanSupplier work;
     private final long spinNanos;
+    /** Connections that found nothing to read, polled by this thread before they are armed; its own. */
+    private final ArrayList<DataSession> polled = new ArrayList<>();
 
     DataLoop(String name, int connections, Duration spin) {
         this.ready = new ArrayBlockingQueue<>(connections + 1);
@@ -50,6 +53,11 @@ final class DataLoop implements AutoCloseable {
         }
     }
 
+    /** Whether an idle loop spins before it sleeps. */
+    boolean spins() {
+        return spinNanos > 0;
+    }
+
     /** A connection now served here. */
     void joined(Communicator c) {
         served.add(c);
@@ -60,9 +68,21 @@ final class DataLoop implements AutoCloseable {
         served.remove(c);
     }
 
+    /**
+     * A connection that found nothing to read, on a transport without progress to drive (tcp://, local://): this
+     * thread polls it (its available()) for up to the spin before it asks to be told, since being told costs the
+     * transport's readiness thread a wake-up per arming. Called on this thread.
+     */
+    void poll(DataSession s) {
+        polled.add(s);
+    }
+
     private void run() {
         for (;;) {
             Runnable turn = ready.poll();
+            if (turn == null && !polled.isEmpty()) {
+                turn = sweep();
+            }
             if (turn == null) {
                 idle();
                 try {
@@ -80,6 +100,48 @@ final class DataLoop implements AutoCloseable {
                 LOG.error("{}: a connection's turn failed", thread.getName(), e);
             }
         }
+    }
+
+    /**
+     * Polls the connections in {@link #polled} until the spin passes without one having anything to read: those
+     * with bytes get their turn here. The others are then armed. Returns a turn queued meanwhile, or null.
+     */
+    private Runnable sweep() {
+        long end = System.nanoTime() + spinNanos;
+        for (;;) {
+            boolean served = false;
+            for (int i = 0; i < polled.size(); ) {
+                DataSession s = polled.get(i);
+                if (s.hasInput()) {
+                    int last = polled.size() - 1;
+                    polled.set(i, polled.get(last));
+                    polled.remove(last);
+                    s.turn(); // may poll it again: it is appended
+                    served = true;
+                } else {
+                    i++;
+                }
+            }
+            Runnable queued = ready.poll();
+            if (queued != null) {
+                return queued;
+            }
+            if (polled.isEmpty()) {
+                return null;
+            }
+            long now = System.nanoTime();
+            if (served) {
+                end = now + spinNanos;
+            } else if (now - end >= 0) {
+                break;
+            }
+            Thread.onSpinWait();
+        }
+        for (DataSession s : polled) {
+            s.arm();
+        }
+        polled.clear();
+        return ready.poll();
     }
 
     /**

@@ -55,6 +55,11 @@ final class DataSession implements Runnable {
     private final Runnable turn = this::turn;
     private volatile boolean attached;
     private Sessions.Session session;
+    /**
+     * Whether the loop polls this connection before arming it when it has nothing to read: its transport has no
+     * progress for {@link DataLoop}'s idle spin to drive ({@link Communicator#busyPoll} returns false at once).
+     */
+    private boolean loopPolls;
 
     // the request being taken apart
     private Phase phase = Phase.HEADER;
@@ -97,6 +102,7 @@ final class DataSession implements Runnable {
             LOG.info("{} attached from {}", session, peer.peerName());
             if (loop != null) {
                 // from here the loop owns this connection: the listener may already run, on this thread
+                loopPolls = loop.spins() && !peer.busyPoll(0, () -> true);
                 loop.joined(peer);
                 handedOver = peer.notifyReadable(whenReadable);
                 if (!handedOver) {
@@ -144,14 +150,32 @@ final class DataSession implements Runnable {
         loop.submit(turn);
     }
 
+    /** On the loop's thread: whether a turn would find something (bytes, the end, a failure). */
+    boolean hasInput() {
+        try {
+            return peer.available() != 0;
+        } catch (IOException | RuntimeException e) {
+            return true; // the turn meets it again and ends the session
+        }
+    }
+
+    /** On the loop's thread: asks to be told when there is something to read. */
+    void arm() {
+        peer.notifyReadable(whenReadable);
+    }
+
     /** A turn on the loop's thread: serves what has arrived, then asks to be told of more (or ends the session). */
-    private void turn() {
+    void turn() {
         try {
             int served = 0;
             for (;;) {
                 int available = peer.available();
                 if (available == 0) {
-                    peer.notifyReadable(whenReadable);
+                    if (loopPolls) {
+                        loop.poll(this);
+                    } else {
+                        arm();
+                    }
                     return;
                 }
                 if (available < 0) {
@@ -322,7 +346,7 @@ final class DataSession implements Runnable {
         try {
             if (v.length > capacity) {
                 refuse(KvException.Code.BUFFER_TOO_SMALL, v.length);
-            } else if (!fits(buffer, offset, v.length)) {
+            } else if (!fits(session.bufferBytes(), offset, v.length)) {
                 refuse(KvException.Code.BAD_REQUEST, 0);
             } else if (inline) {
                 outgoing = v;
@@ -348,7 +372,7 @@ final class DataSession implements Runnable {
             refuse(KvException.Code.VALUE_TOO_LARGE, 0);
             return discard(length);
         }
-        if (!fits(buffer, offset, length)) {
+        if (!fits(session.bufferBytes(), offset, length)) {
             refuse(KvException.Code.BAD_REQUEST, 0);
             return discard(length);
         }
@@ -468,9 +492,13 @@ final class DataSession implements Runnable {
         peer.sync();
     }
 
-    /** Whether the client registered a buffer and {@code length} bytes at {@code offset} lie inside it. */
-    private static boolean fits(RegionDescriptor buffer, long offset, long length) {
-        return buffer != null && offset >= 0 && offset <= buffer.length() && length <= buffer.length() - offset;
+    /**
+     * Whether the client registered a buffer (of {@code bufferBytes}, -1 if none) and {@code length} bytes at
+     * {@code offset} lie inside it. One-sided, the session also has the buffer's descriptor: only inline sessions may
+     * register a size alone.
+     */
+    private static boolean fits(long bufferBytes, long offset, long length) {
+        return bufferBytes >= 0 && offset >= 0 && offset <= bufferBytes && length <= bufferBytes - offset;
     }
 
     private void refuse(KvException.Code code, long length) {

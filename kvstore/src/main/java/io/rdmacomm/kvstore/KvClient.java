@@ -112,8 +112,14 @@ public final class KvClient implements AutoCloseable {
             }
             attach(data, session.getSessionId(), session.getToken());
             ByteBuffer buffer = ByteBuffer.allocateDirect((int) options.bufferBytes());
-            MemoryRegion region = data.register(buffer, Access.readWrite());
-            control.registerBuffer(session.getSessionId(), session.getToken(), region.descriptor().toBytes());
+            if (session.getValuesInline()) {
+                // the server never touches the buffer: values arrive on the connection, which stays the reading
+                // thread's own (registering memory hands a tcp:// socket to a progress thread for good)
+                control.registerBufferSize(session.getSessionId(), session.getToken(), buffer.capacity());
+            } else {
+                MemoryRegion region = data.register(buffer, Access.readWrite());
+                control.registerBuffer(session.getSessionId(), session.getToken(), region.descriptor().toBytes());
+            }
             return new KvClient(control, data, buffer, session.getMaxKeyBytes(), session.getValuesInline());
         } catch (IOException | RuntimeException e) {
             if (data != null) {

@@ -119,6 +119,12 @@ public final class KvControlClient implements AutoCloseable {
                 .build()));
     }
 
+    /** Names the buffer of a session with inline values by its size alone: nothing is registered. */
+    void registerBufferSize(long session, long token, long bytes) throws IOException {
+        call("registering the buffer", s -> s.registerBuffer(RegisterBufferRequest.newBuilder()
+                .setSessionId(session).setToken(token).setBufferBytes(bytes).build()));
+    }
+
     private <T> T call(String what, Function<KvControlGrpc.KvControlBlockingStub, T> rpc) throws IOException {
         try {
             return rpc.apply(stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS));

@@ -34,6 +34,8 @@ final class Sessions {
         private final long token;
         private Communicator data;
         private volatile RegionDescriptor buffer;
+        /** The buffer's size, or -1 before RegisterBuffer. */
+        private volatile long bufferBytes = -1;
         private boolean ended;
 
         private Session(long id, long token, String name) {
@@ -46,13 +48,25 @@ final class Sessions {
             return token;
         }
 
-        /** The client's registered buffer, or null before RegisterBuffer. */
+        /** The client's registered buffer, or null before RegisterBuffer or with inline values (size only). */
         RegionDescriptor buffer() {
             return buffer;
         }
 
+        /** The client's buffer's size, or -1 before RegisterBuffer. */
+        long bufferBytes() {
+            return bufferBytes;
+        }
+
         void buffer(RegionDescriptor d) {
             buffer = d;
+            bufferBytes = d.length();
+        }
+
+        /** With inline values: the buffer's size alone, nothing registered. */
+        void bufferBytes(long bytes) {
+            buffer = null;
+            bufferBytes = bytes;
         }
 
         synchronized boolean attached() {
