@@ -87,7 +87,8 @@ public abstract class ListeningPortsContractTest extends PeerProcessKit {
             if (!Files.exists(p)) {
                 continue;
             }
-            for (String line : Files.readAllLines(p).subList(1, Files.readAllLines(p).size())) {
+            List<String> lines = Files.readAllLines(p); // once: the table changes as sockets come and go
+            for (String line : lines.subList(1, lines.size())) {
                 String[] f = line.trim().split("\\s+");
                 if (f.length > 9 && f[3].equals(LISTEN) && inodes.contains(f[9])) {
                     listening.add(address(f[1]));

@@ -13,19 +13,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The process's readiness thread ("rdmacomm-tcp-readiness", a daemon started on first use): one selector on which
- * connections armed by {@code notifyReadable} wait for input, however many there are. A channel joins it once, on
- * its first arming (the registration is queued and done by this thread, so it never races a select); each arming
- * then sets the key's interest to OP_READ and wakes the selector (wakeups coalesce), and when the channel turns
- * readable this thread sets the interest back to 0 and runs the key's attachment, the connection's
- * "tell the listener". Nothing here allocates per event. A closed channel's key is cancelled by the close; the
- * closer wakes the selector ({@link #wakeup}) so it lets go of the key and the socket's descriptor is released.
+ * The process's readiness thread ("rdmacomm-tcp-readiness", a daemon): one selector on which connections armed by
+ * {@code notifyReadable} wait for input, however many there are. A channel joins it once, on its first arming
+ * ({@link #join}: the registration is queued and done by this thread, so it never races a select); each later
+ * arming sets the key's interest to OP_READ and wakes the selector ({@link #arm}; wakeups coalesce); when the
+ * channel turns readable this thread sets the interest back to 0 and runs the key's attachment, the connection's
+ * "tell the listener". Nothing here allocates per event.
+ *
+ * <p>A closed channel's key is cancelled by the close, and the closer wakes the selector, which then lets go of the
+ * key, so the socket's descriptor is released. Once no channel is left and none is joining, the thread closes the
+ * selector and ends: no transport thread outlives the connections; the next arming starts a new one.
  */
 final class Readiness {
     private static final Logger LOG = LoggerFactory.getLogger(Readiness.class);
-    private static volatile Readiness instance;
+    /** The running instance, or null; guarded by {@code Readiness.class}. */
+    private static Readiness running;
 
     private final Selector selector;
+    /** Guarded by {@code Readiness.class} (for the decision to end); drained by the thread. */
     private final Queue<Joining> joining = new ConcurrentLinkedQueue<>();
     private final Consumer<SelectionKey> onSelected = this::selected;
 
@@ -34,72 +39,75 @@ final class Readiness {
 
     private Readiness() throws IOException {
         this.selector = Selector.open();
-        Thread t = new Thread(this::loop, "rdmacomm-tcp-readiness");
-        t.setDaemon(true);
-        t.start();
     }
 
-    /** The process's instance, started on first use. */
-    static Readiness get() throws IOException {
-        Readiness r = instance;
-        if (r == null) {
-            synchronized (Readiness.class) {
-                r = instance;
-                if (r == null) {
-                    r = new Readiness();
-                    instance = r;
-                }
+    /**
+     * Queues the first arming of {@code channel} (non-blocking), starting the thread if none runs: it registers the
+     * channel with interest OP_READ, then runs {@code onReadable} once the channel is readable (at once if it closed
+     * meanwhile). Returns the instance the channel joins, for {@link #keyOf}.
+     */
+    static Readiness join(SocketChannel channel, Runnable onReadable) throws IOException {
+        synchronized (Readiness.class) {
+            Readiness r = running;
+            if (r == null) {
+                r = new Readiness();
+                Thread t = new Thread(r::loop, "rdmacomm-tcp-readiness");
+                t.setDaemon(true);
+                t.start();
+                running = r;
             }
-        }
-        return r;
-    }
-
-    /** Wakes the selector if it was ever started, so it lets go of the keys of channels closed since. */
-    static void wakeupIfStarted() {
-        Readiness r = instance;
-        if (r != null) {
+            r.joining.add(new Joining(channel, onReadable));
             r.selector.wakeup();
+            return r;
         }
     }
 
     /**
-     * Arms {@code channel} (non-blocking): {@code onReadable} runs on this thread once the channel is readable (or
-     * at once on it if the channel is closed before it joined). {@code key} is the channel's key here from an
-     * earlier arming, or null for the first, which queues the registration with interest OP_READ.
+     * Arms a channel that joined again: its listener runs once it is readable.
      *
      * @throws CancelledKeyException if the channel was closed since it joined
      */
-    void arm(SocketChannel channel, SelectionKey key, Runnable onReadable) {
-        if (key == null) {
-            joining.add(new Joining(channel, onReadable));
-        } else {
-            key.interestOps(SelectionKey.OP_READ);
-        }
-        selector.wakeup();
+    static void arm(SelectionKey key) {
+        key.interestOps(SelectionKey.OP_READ);
+        key.selector().wakeup();
     }
 
-    /** The key of a channel that joined, or null if it did not (yet). */
+    /** The key of a channel that joined, or null while it is still joining. */
     SelectionKey keyOf(SocketChannel channel) {
         return channel.keyFor(selector);
     }
 
-    private void loop() {
-        for (;;) {
-            try {
-                for (Joining j; (j = joining.poll()) != null; ) {
-                    try {
-                        j.channel().register(selector, SelectionKey.OP_READ, j.onReadable());
-                    } catch (ClosedChannelException | CancelledKeyException closed) {
-                        tell(j.onReadable());
-                    }
-                }
-                selector.select(onSelected);
-            } catch (IOException | RuntimeException e) {
-                LOG.warn("the tcp:// readiness selector failed; going on", e);
-            }
-        }
+    /** Wakes the selector, so it lets go of the keys of channels closed since (and ends if none is left). */
+    void wakeup() {
+        selector.wakeup();
     }
 
+    private void loop() {
+        try {
+            for (;;) {
+                try {
+                    for (Joining j; (j = joining.poll()) != null; ) {
+                        try {
+                            j.channel().register(selector, SelectionKey.OP_READ, j.onReadable());
+                        } catch (ClosedChannelException | CancelledKeyException closed) {
+                            tell(j.onReadable());
+                        }
+                    }
+                    selector.select(onSelected); // lets go of cancelled keys before it returns
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("the tcp:// readiness selector failed; going on", e);
+                }
+                synchronized (Readiness.class) {
+                    if (joining.isEmpty() && selector.keys().isEmpty()) {
+                        running = null;
+                        return;
+                    }
+                }
+            }
+        } finally {
+            TcpServer.closeQuietly(selector);
+        }
+    }
     private void selected(SelectionKey key) {
         try {
             key.interestOps(0);

@@ -47,8 +47,8 @@ final class SocketIo {
     private volatile Selector writeSelector;
     /** Guards the selectors between {@link #makeNonBlocking} and {@link #close}. */
     private final Object selectors = new Object();
-    /** Set once the channel was armed on the {@link Readiness} selector; its key there once known. */
-    private volatile boolean armedOnce;
+    /** The {@link Readiness} instance the channel joined on its first arming, or null; its key there once known. */
+    private volatile Readiness readiness;
     private SelectionKey readinessKey;
     /**
      * Set just before the channel closes: waits end with AsynchronousCloseException, and failures of channel calls
@@ -176,20 +176,24 @@ final class SocketIo {
      * @throws CancelledKeyException if the channel was closed
      */
     void armReadable(Runnable onReadable) throws IOException {
-        Readiness r = Readiness.get();
         SelectionKey k = readinessKey;
-        if (k == null && armedOnce) {
+        if (k == null) {
+            Readiness r = readiness;
+            if (r == null) {
+                r = Readiness.join(channel, onReadable);
+                readiness = r;
+                if (closed) {
+                    r.wakeup(); // a close that did not see it joining: let go of the key
+                }
+                return;
+            }
             k = r.keyOf(channel);
             if (k == null) {
                 return; // still joining: it joins with interest OP_READ
             }
             readinessKey = k;
         }
-        armedOnce = true;
-        r.arm(channel, k, onReadable);
-        if (closed) {
-            Readiness.wakeupIfStarted(); // a close that did not see armedOnce: let go of the key
-        }
+        Readiness.arm(k);
     }
 
     /**
@@ -491,9 +495,10 @@ final class SocketIo {
                 TcpServer.closeQuietly(writeSelector);
             }
         }
-        if (armedOnce) {
+        Readiness r = readiness;
+        if (r != null) {
             // the close cancelled the channel's key there: the descriptor is released once the selector lets go
-            Readiness.wakeupIfStarted();
+            r.wakeup();
         }
     }
 }

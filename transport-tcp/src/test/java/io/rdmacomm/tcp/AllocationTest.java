@@ -81,6 +81,88 @@ class AllocationTest {
         }
     }
 
+    /**
+     * The event loop's path: the serving thread arms {@code notifyReadable}, is told (by the readiness thread, or
+     * at once), reads what {@code available()} says and answers; neither it nor the readiness thread allocates per
+     * round trip. The serving thread parks and is unparked (neither allocates).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"", "?liveness=0"})
+    @Timeout(120)
+    void anEventLoopsArmAvailableReadAllocatesNothing(String options) throws Exception {
+        assertTrue(THREADS.isThreadAllocatedMemorySupported());
+        THREADS.setThreadAllocatedMemoryEnabled(true);
+        int warmUp = 10_000;
+        int measured = 10_000;
+        try (Communicator server = Communicators.serve("tcp://127.0.0.1:0" + options)) {
+            long[] readinessBytes = new long[1];
+            Future<Long> loop = helper.submit(() -> {
+                try (Communicator peer = server.accept()) {
+                    Thread me = Thread.currentThread();
+                    java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+                    Runnable listener = () -> {
+                        told.set(true);
+                        java.util.concurrent.locks.LockSupport.unpark(me);
+                    };
+                    ByteBuffer b = ByteBuffer.allocateDirect(8);
+                    long allocated = 0;
+                    Thread readiness = null;
+                    for (int i = 0; i < warmUp + measured; i++) {
+                        if (i == warmUp) {
+                            readiness = thread("rdmacomm-tcp-readiness");
+                            readinessBytes[0] = THREADS.getThreadAllocatedBytes(readiness.getId());
+                            allocated = allocatedByMe();
+                        }
+                        b.clear();
+                        while (b.hasRemaining()) {
+                            int n = peer.available();
+                            if (n == 0) {
+                                told.set(false);
+                                peer.notifyReadable(listener);
+                                while (!told.get()) {
+                                    java.util.concurrent.locks.LockSupport.park();
+                                }
+                                continue;
+                            }
+                            b.limit(b.position() + Math.min(n, b.remaining()));
+                            peer.read(b);
+                            b.limit(b.capacity());
+                        }
+                        peer.write(b.flip());
+                        peer.sync();
+                    }
+                    allocated = allocatedByMe() - allocated;
+                    readinessBytes[0] = THREADS.getThreadAllocatedBytes(readiness.getId()) - readinessBytes[0];
+                    return allocated;
+                }
+            });
+            try (Communicator client = Communicators.connect(server.endpoint().toString())) {
+                ByteBuffer b = ByteBuffer.allocateDirect(8);
+                for (int i = 0; i < warmUp + measured; i++) {
+                    b.clear().putLong(0, i);
+                    client.write(b);
+                    client.sync();
+                    client.readFully(b.clear());
+                    assertEquals(i, b.getLong(0));
+                }
+                long loopBytes = loop.get(30, TimeUnit.SECONDS);
+                assertTrue(loopBytes < measured, loopBytes + " bytes allocated by the serving thread over "
+                        + measured + " round trips");
+                assertTrue(readinessBytes[0] < measured, readinessBytes[0] + " bytes allocated by the readiness"
+                        + " thread over " + measured + " round trips");
+            }
+        }
+    }
+
+    private static Thread thread(String name) {
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals(name)) {
+                return t;
+            }
+        }
+        throw new AssertionError("no thread " + name);
+    }
+
     private static long allocatedByMe() {
         return THREADS.getThreadAllocatedBytes(Thread.currentThread().getId());
     }
