@@ -177,6 +177,9 @@ class KvCliTest {
         assertEquals(2, KvServerMain.execute(new String[] {"--memory", "1k"}));
         assertEquals(2, KvServerMain.execute(new String[] {"--listen", "no-port"}));
         assertEquals(2, KvServerMain.execute(new String[] {"--max-value", "2g", "--memory", "64m"}));
+        assertEquals(2, KvServerMain.execute(new String[] {"--loops", "-1", "--memory", "64m"}));
+        assertEquals(2, KvServerMain.execute(new String[] {"--loops", "65", "--memory", "64m"}));
+        assertEquals(2, KvServerMain.execute(new String[] {"--loop-spin", "-5us", "--memory", "64m"}));
     }
 
     @Test
