@@ -26,6 +26,8 @@ import org.slf4j.LoggerFactory;
  */
 final class Readiness {
     private static final Logger LOG = LoggerFactory.getLogger(Readiness.class);
+    /** How often an idle selector checks whether a channel is left, so the thread ends soon after the last close. */
+    private static final long IDLE_CHECK_MILLIS = 1000;
     /** The running instance, or null; guarded by {@code Readiness.class}. */
     private static Readiness running;
 
@@ -93,7 +95,9 @@ final class Readiness {
                             tell(j.onReadable());
                         }
                     }
-                    selector.select(onSelected); // lets go of cancelled keys before it returns
+                    // lets go of cancelled keys when it starts; bounded, since the last key may be cancelled
+                    // after the check below and only go at the start of this select, with no wakeup left to end it
+                    selector.select(onSelected, IDLE_CHECK_MILLIS);
                 } catch (IOException | RuntimeException e) {
                     LOG.warn("the tcp:// readiness selector failed; going on", e);
                 }
