@@ -69,7 +69,8 @@ public final class KvServerMain implements Callable<Integer> {
 
     @Option(names = "--loop-spin", paramLabel = "DURATION", defaultValue = "50us",
             converter = Cli.DurationConverter.class,
-            description = "how long an idle loop keeps driving rdma:// progress itself before it sleeps, so that"
+            description = "how long an idle loop keeps looking for requests itself before it sleeps (rdma://:"
+                    + " driving UCX progress; tcp:// and local://: polling the connections that were idle), so that"
                     + " requests arriving meanwhile wake no thread; 0: sleep at once (default: ${DEFAULT-VALUE})")
     private Duration loopSpin;
 
