@@ -250,8 +250,11 @@ public abstract class ReadinessContractTest {
         return got.array();
     }
 
-    /** available(), once it is not 0: waits for the listener in between. */
-    private static int awaitAvailable(Communicator c) throws Exception {
+    /**
+     * {@code c.available()} once it is not 0, arming {@code c} and waiting (bounded) for its listener in between: how
+     * a transport's own readiness tests wait too.
+     */
+    public static int awaitAvailable(Communicator c) throws Exception {
         for (;;) {
             int n = c.available();
             if (n != 0) {

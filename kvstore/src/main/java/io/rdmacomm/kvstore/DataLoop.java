@@ -109,7 +109,7 @@ final class DataLoop implements AutoCloseable {
     private Runnable sweep() {
         long end = System.nanoTime() + spinNanos;
         for (;;) {
-            boolean served = false;
+            boolean found = false;
             for (int i = 0; i < polled.size(); ) {
                 DataSession s = polled.get(i);
                 if (s.hasInput()) {
@@ -117,7 +117,7 @@ final class DataLoop implements AutoCloseable {
                     polled.set(i, polled.get(last));
                     polled.remove(last);
                     s.turn(); // may poll it again: it is appended
-                    served = true;
+                    found = true;
                 } else {
                     i++;
                 }
@@ -130,7 +130,7 @@ final class DataLoop implements AutoCloseable {
                 return null;
             }
             long now = System.nanoTime();
-            if (served) {
+            if (found) {
                 end = now + spinNanos;
             } else if (now - end >= 0) {
                 break;

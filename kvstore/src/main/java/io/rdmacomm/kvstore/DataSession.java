@@ -179,8 +179,8 @@ final class DataSession implements Runnable {
                     return;
                 }
                 if (available < 0) {
-                    if (phase != Phase.HEADER || request.position() > 0) {
-                        throw new EOFException("the client closed in the middle of a request");
+                    if (!betweenRequests()) {
+                        throw closedMidRequest();
                     }
                     end(null);
                     return;
@@ -239,10 +239,10 @@ final class DataSession implements Runnable {
                     dst.limit(limit);
                 }
                 if (n < 0) {
-                    if (phase == Phase.HEADER && request.position() == 0) {
+                    if (betweenRequests()) {
                         return -1;
                     }
-                    throw new EOFException("the client closed in the middle of a request");
+                    throw closedMidRequest();
                 }
                 left -= n;
                 if (phase == Phase.DISCARD) {
@@ -254,6 +254,15 @@ final class DataSession implements Runnable {
             }
         }
         return completed;
+    }
+
+    /** Whether no byte of a next request has been read: where the client's stream may end cleanly. */
+    private boolean betweenRequests() {
+        return phase == Phase.HEADER && request.position() == 0;
+    }
+
+    private static EOFException closedMidRequest() {
+        return new EOFException("the client closed in the middle of a request");
     }
 
     /** Moves on once the part being read is complete; true when that completed a request (its reply is sent). */

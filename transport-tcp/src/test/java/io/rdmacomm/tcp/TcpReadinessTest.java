@@ -1,5 +1,6 @@
 package io.rdmacomm.tcp;
 
+import static io.rdmacomm.testkit.ReadinessContractTest.awaitAvailable;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -132,11 +133,7 @@ class TcpReadinessTest {
     private static byte[] drain(Communicator c, int count) throws Exception {
         ByteBuffer got = ByteBuffer.allocate(count);
         while (got.hasRemaining()) {
-            int n = c.available();
-            if (n == 0) {
-                armAndAwait(c);
-                continue;
-            }
+            int n = awaitAvailable(c);
             assertTrue(n > 0, "no end of stream before " + count + " bytes; got " + got.position());
             int take = Math.min(n, got.remaining());
             got.limit(got.position() + take);
@@ -198,11 +195,7 @@ class TcpReadinessTest {
         assertTrue(p.served().notifyReadable(told::countDown));
         p.client().close();
         assertTrue(told.await(WAIT_SECONDS, TimeUnit.SECONDS));
-        int n;
-        while ((n = p.served().available()) == 0) {
-            armAndAwait(p.served());
-        }
-        assertEquals(-1, n);
+        assertEquals(-1, awaitAvailable(p.served()));
         assertEquals(-1, p.served().read(ByteBuffer.allocate(8)));
         assertEquals(-1, p.served().available());
         CountDownLatch again = new CountDownLatch(1);
@@ -326,11 +319,7 @@ class TcpReadinessTest {
         assertEquals(1, told.getCount());
         p.client().close();
         assertTrue(told.await(WAIT_SECONDS, TimeUnit.SECONDS));
-        int n;
-        while ((n = p.served().available()) == 0) {
-            armAndAwait(p.served());
-        }
-        assertEquals(-1, n);
+        assertEquals(-1, awaitAvailable(p.served()));
 
         CountDownLatch closed = new CountDownLatch(1);
         Pair q = pair(mode);
