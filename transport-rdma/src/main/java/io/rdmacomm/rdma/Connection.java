@@ -99,6 +99,11 @@ final class Connection implements ChannelHandler {
         return link.budget.used();
     }
 
+    /** Whether this side writes into the peer's ring mapped into this process. */
+    boolean peerRingMapped() {
+        return sender.ringMapped();
+    }
+
     /** Bytes this side wrote straight into the peer's advertised buffers. */
     long zeroCopyBytes() {
         return sender.zeroCopyBytes();

@@ -242,8 +242,9 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
     /** This connection's counters; zero for a communicator that is not connected. */
     public RdmaStatistics statistics() {
         ConnectionLink l = link();
-        return l == null ? new RdmaStatistics(0, 0)
-                : new RdmaStatistics(l.connection.registeredBytes(), l.connection.zeroCopyBytes());
+        return l == null ? new RdmaStatistics(0, 0, false)
+                : new RdmaStatistics(l.connection.registeredBytes(), l.connection.zeroCopyBytes(),
+                        l.connection.peerRingMapped());
     }
 
     /** A {@link Connection} as the communicator's link: its package-level calls, one to one. */

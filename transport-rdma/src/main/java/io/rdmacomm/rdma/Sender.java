@@ -11,6 +11,7 @@ import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RemoteRegion;
 import java.io.IOException;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.util.Set;
@@ -23,7 +24,9 @@ import java.util.function.BooleanSupplier;
  * peer's ring offset for offset, and staged bytes go into the ring as DATA_INLINE messages (chunks up to
  * {@link #INLINE_MAX}) or one-sided writes followed by DATA; large chunks of direct buffers skip staging where the
  * provider's writes are one-sided; a write at the stream position of the peer's advert goes straight into the
- * advertised buffer (ZDATA). A writer without ring space waits for the reader's credit. {@link #write} and
+ * advertised buffer (ZDATA). Where the provider maps the peer's ring into this process ({@link
+ * RdmaChannel#mapRemote}: shared memory on one host), the ring itself takes the place of staging: a write is one copy
+ * into it, and a flush sends DATA alone. A writer without ring space waits for the reader's credit. {@link #write} and
  * {@link #sync} run on one thread at a time (the contract's one writer); the {@code on...} events arrive on the
  * provider's thread.
  */
@@ -45,6 +48,8 @@ final class Sender {
     private RemoteRegion peerRing;
     private int peerRingSize;
     private int inlineMax;
+    /** Whether {@link #staging} is the peer's ring itself, mapped ({@link RdmaChannel#mapRemote}). */
+    private boolean mappedRing;
     /** Whether large direct writes go straight into the peer's ring (the provider's writes are one-sided). */
     private boolean directRing;
     /** Message buffer of the writing thread (DATA, DATA_INLINE, ZDATA). */
@@ -105,18 +110,30 @@ final class Sender {
                     + " (needs remote write and a length of 1 byte to 2g)");
         }
         peerRingSize = (int) ring.length();
-        if (!link.budget.tryReserve(peerRingSize)) {
-            throw new HandshakeException("handshake from " + link.peerName() + ": the peer's ring of "
-                    + Units.formatSize(peerRingSize) + " needs a staging buffer beyond maxRegistered "
-                    + Units.formatSize(link.budget.limit()));
-        }
         RdmaChannel ch = link.channel();
-        staging = ByteBuffer.allocateDirect(peerRingSize);
-        directRing = ch.writesAreOneSided();
+        peerRing = ch.unpack(ring);
+        ByteBuffer mapped = ch.mapRemote(peerRing);
+        if (mapped != null && mapped.capacity() == peerRingSize) {
+            // the peer's ring itself, in shared memory: "staging" a byte places it, a flush only notifies
+            staging = mapped;
+            mappedRing = true;
+        } else {
+            if (!link.budget.tryReserve(peerRingSize)) {
+                throw new HandshakeException("handshake from " + link.peerName() + ": the peer's ring of "
+                        + Units.formatSize(peerRingSize) + " needs a staging buffer beyond maxRegistered "
+                        + Units.formatSize(link.budget.limit()));
+            }
+            staging = ByteBuffer.allocateDirect(peerRingSize);
+            stagingRegion = ch.register(staging, Set.of());
+        }
+        directRing = !mappedRing && ch.writesAreOneSided();
         inlineMax = Math.max(0, Math.min(INLINE_MAX, ch.maxMessageSize() - DataMessage.HEADER_LENGTH));
         txScratch = ByteBuffer.allocate(DataMessage.HEADER_LENGTH + inlineMax);
-        stagingRegion = ch.register(staging, Set.of());
-        peerRing = ch.unpack(ring);
+    }
+
+    /** Whether this side writes into the peer's ring mapped into this process (shared memory on one host). */
+    boolean ringMapped() {
+        return mappedRing;
     }
 
     long zeroCopyBytes() {
@@ -156,7 +173,13 @@ final class Sender {
                 if (directRing && src.isDirect() && n >= DIRECT_RING_MIN && directRingWrite(src, off, n)) {
                     continue;
                 }
-                staging.put(off, src, src.position(), n);
+                try {
+                    staging.put(off, src, src.position(), n);
+                } catch (IllegalStateException unmapped) {
+                    // the peer's mapped ring went with an asynchronous close
+                    checkWritable();
+                    throw unmapped;
+                }
                 src.position(src.position() + n);
                 ringWritten += n;
                 pos += n;
@@ -238,7 +261,11 @@ final class Sender {
             int off = (int) (stagedFrom % peerRingSize);
             int n = (int) Math.min(ringWritten - stagedFrom, peerRingSize - off);
             outstanding.incrementAndGet();
-            if (n <= inlineMax) {
+            if (mappedRing) {
+                // the bytes are in the peer's ring already: make them visible before the notification
+                VarHandle.storeStoreFence();
+                link.channel().send(DataMessage.encodeData(txScratch, stagedPos, stagedFrom, n), ringCompletion);
+            } else if (n <= inlineMax) {
                 link.channel().send(DataMessage.encodeInline(txScratch, stagedPos, stagedFrom, staging, off, n),
                         ringCompletion);
             } else {

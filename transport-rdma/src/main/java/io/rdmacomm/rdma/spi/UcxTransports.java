@@ -95,6 +95,24 @@ public final class UcxTransports {
     }
 
     /**
+     * Whether UCX_TLS lets UCX use shared memory between processes (unset, {@code all}, a shared-memory transport
+     * named, or an exclusion list that does not exclude them): {@code UCX_TLS=tcp} says no.
+     */
+    public static boolean sharedMemoryAllowed() {
+        String tls = System.getenv("UCX_TLS");
+        if (tls == null || tls.isBlank()) {
+            return true;
+        }
+        String t = tls.trim().toLowerCase(Locale.ROOT);
+        boolean excluding = t.startsWith("^");
+        boolean named = Arrays.stream((excluding ? t.substring(1) : t).split(",")).map(String::trim)
+                .anyMatch(n -> n.equals("all") || n.equals("sm") || n.equals("shm") || n.equals("mm")
+                        || n.equals("posix") || n.equals("sysv") || n.equals("xpmem") || n.equals("cma")
+                        || n.equals("knem"));
+        return excluding != named;
+    }
+
+    /**
      * Whether UCX_TLS leaves UCX only transports on an RDMA device (rc, dc, ud), whose NIC checks remote keys
      * against registered bounds; shared memory (cma) and tcp do not.
      */

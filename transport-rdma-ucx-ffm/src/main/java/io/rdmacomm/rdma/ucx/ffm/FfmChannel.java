@@ -192,6 +192,11 @@ final class FfmChannel implements RdmaChannel {
     }
 
     @Override
+    public ByteBuffer mapRemote(RemoteRegion region) {
+        return memory.map(region, peerName);
+    }
+
+    @Override
     public RemoteRegion unpack(RegionDescriptor descriptor) throws IOException {
         if (!enter()) {
             throw new CommunicatorException("the connection to " + peerName + " is closed");

@@ -20,6 +20,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The memory of one channel: regions mapped for it ({@code ucp_mem_map} of application memory, or memory UCX
@@ -30,6 +32,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * no key, and the peer's descriptors are never unpacked (writes to them travel as active messages).
  */
 final class FfmMemory {
+    private static final Logger LOG = LoggerFactory.getLogger(FfmMemory.class);
     private static final byte[] NO_KEY = new byte[0];
     /**
      * The process's count of this provider's regions, mapped or (where one-sided access is withheld) bounds only,
@@ -66,6 +69,20 @@ final class FfmMemory {
     }
 
     RegisteredBuffer allocate(int length, Set<Access> access) throws IOException {
+        if (withheld && SharedRing.offered(UcxTransports.sharedMemoryAllowed())) {
+            SharedRing shared = null;
+            try {
+                shared = SharedRing.create(length);
+            } catch (IOException | RuntimeException | LinkageError e) {
+                LOG.debug("no shared ring ({}): the peer's writes come as active messages", e.toString());
+            }
+            if (shared != null) {
+                ByteBuffer buffer = shared.ring();
+                MemorySegment segment = MemorySegment.ofBuffer(buffer);
+                return new RegisteredBuffer(buffer, add(new Region(buffer, null,
+                        new RegionDescriptor(segment.address(), length, access, shared.advert()), shared)));
+            }
+        }
         if (withheld) {
             ByteBuffer buffer = ByteBuffer.allocateDirect(length);
             return new RegisteredBuffer(buffer, register(buffer, access));
@@ -113,7 +130,11 @@ final class FfmMemory {
 
     RemoteRegion unpack(UcpEndpoint ep, RegionDescriptor descriptor) throws IOException {
         if (withheld || descriptor.key().length == 0) {
-            return new Remote(descriptor, null);
+            Remote r = new Remote(descriptor, null);
+            synchronized (remotes) {
+                remotes.add(r);
+            }
+            return r;
         }
         UcpRemoteKey rkey;
         try {
@@ -136,6 +157,32 @@ final class FfmMemory {
      */
     static UcpRemoteKey key(RemoteRegion r) {
         return ((Remote) r).rkey;
+    }
+
+    /**
+     * The peer's ring of {@code r} mapped into this process, or null: only where this node withholds one-sided
+     * access, UCX may use shared memory, and the descriptor's key is the advert of a {@link SharedRing} on this host
+     * that this process can open (otherwise the writes travel as active messages, as before).
+     */
+    ByteBuffer map(RemoteRegion r, String peerName) {
+        Remote remote = (Remote) r;
+        byte[] key = remote.descriptor.key();
+        if (!withheld || !SharedRing.isAdvert(key) || !SharedRing.offered(UcxTransports.sharedMemoryAllowed())
+                || remote.descriptor.length() > Integer.MAX_VALUE) {
+            return null;
+        }
+        synchronized (remotes) {
+            if (remote.released.get() || remote.mapped != null) {
+                return null;
+            }
+            try {
+                remote.mapped = SharedRing.map(key, (int) remote.descriptor.length());
+            } catch (IOException | RuntimeException | LinkageError e) {
+                LOG.debug("not mapping the ring of {}: {}", peerName, e.getMessage());
+                return null;
+            }
+            return remote.mapped.ring();
+        }
     }
 
     /** Releases the peer's keys: before the endpoint closes. */
@@ -161,16 +208,24 @@ final class FfmMemory {
         private final ByteBuffer buffer;
         private final UcpMemory mem;
         private final RegionDescriptor descriptor;
+        /** The shared memory of a ring the peer maps, or null. */
+        private final SharedRing shared;
         private final AtomicBoolean released = new AtomicBoolean();
 
         Region(ByteBuffer buffer, UcpMemory mem, Set<Access> access) {
-            this(buffer, mem, new RegionDescriptor(mem.address(), buffer.capacity(), access, mem.packRemoteKey()));
+            this(buffer, mem, new RegionDescriptor(mem.address(), buffer.capacity(), access, mem.packRemoteKey()),
+                    null);
         }
 
         Region(ByteBuffer buffer, UcpMemory mem, RegionDescriptor descriptor) {
+            this(buffer, mem, descriptor, null);
+        }
+
+        Region(ByteBuffer buffer, UcpMemory mem, RegionDescriptor descriptor, SharedRing shared) {
             this.buffer = buffer;
             this.mem = mem;
             this.descriptor = descriptor;
+            this.shared = shared;
         }
 
         @Override
@@ -201,6 +256,9 @@ final class FfmMemory {
                 if (mem != null) {
                     mem.close();
                 }
+                if (shared != null) {
+                    shared.close();
+                }
                 LIVE.released(buffer.capacity());
             }
         }
@@ -209,6 +267,8 @@ final class FfmMemory {
     private final class Remote implements RemoteRegion {
         private final RegionDescriptor descriptor;
         private final UcpRemoteKey rkey;
+        /** The peer's shared ring mapped here ({@link #map}), or null; guarded by {@code remotes}. */
+        private SharedRing mapped;
         private final AtomicBoolean released = new AtomicBoolean();
 
         Remote(RegionDescriptor descriptor, UcpRemoteKey rkey) {
@@ -224,11 +284,16 @@ final class FfmMemory {
         @Override
         public void close() {
             if (released.compareAndSet(false, true)) {
+                SharedRing m;
                 synchronized (remotes) {
                     remotes.remove(this);
+                    m = mapped;
                 }
                 if (rkey != null) {
                     rkey.close();
+                }
+                if (m != null) {
+                    m.close();
                 }
             }
         }

@@ -1,0 +1,326 @@
+package io.rdmacomm.rdma.ucx.ffm;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.rdmacomm.api.CommunicatorException;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/**
+ * A receive ring in shared memory that the writer on the same host maps and copies into itself, where UCX would
+ * otherwise move each chunk with a rendezvous the owner checks and places (one-sided access is withheld on shared
+ * memory: see transport-rdma's README, "Remote memory"). The owner's bounds are the mapping's: a writer reaches
+ * this ring and nothing else of the owner's memory, whatever it sends.
+ *
+ * <p>The owner creates a sealed memfd ({@code memfd_create}, {@code F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL}, so
+ * neither side can change its size and no access ever faults past its end) of one header page and the ring, maps
+ * it, writes a random token into the header and advertises {@link #advert()}: its pid, the descriptor, the size,
+ * the host's boot id and the token. The writer maps it only if the boot id is its own, the descriptor it opens
+ * through {@code /proc/<pid>/fd/<fd>} carries the seals and exactly that size, and the header holds the token:
+ * so a peer on another host, a pid that was reused, or an advert naming another file gives no mapping, and the
+ * writer falls back to active messages. Opening another process's descriptor needs the kernel's ptrace read
+ * permission (same user), as UCX's own shared memory does.
+ *
+ * <p>Both sides' mappings live in a shared {@link Arena}: closing it while another thread copies makes that copy
+ * fail with {@link IllegalStateException} instead of touching unmapped memory.
+ */
+final class SharedRing implements AutoCloseable {
+    static final int HEADER = 4096;
+    /** Advert: u64 0 · u32 magic · u32 version · u64 pid · u32 fd · u64 size · 16 B boot id · 16 B token. */
+    static final int ADVERT_LENGTH = 8 + 4 + 4 + 8 + 4 + 8 + 16 + 16;
+    private static final int MAGIC = 0x5253484D; // "RSHM"
+    private static final int VERSION = 1;
+
+    private static final int MFD_CLOEXEC = 1;
+    private static final int MFD_ALLOW_SEALING = 2;
+    private static final int F_ADD_SEALS = 1033;
+    private static final int F_GET_SEALS = 1034;
+    private static final int F_SEAL_SEAL = 1;
+    private static final int F_SEAL_SHRINK = 2;
+    private static final int F_SEAL_GROW = 4;
+    private static final int O_RDWR = 2;
+    private static final int O_CLOEXEC = 0x80000;
+    private static final int PROT_READ_WRITE = 3;
+    private static final int MAP_SHARED = 1;
+    private static final int SEEK_END = 2;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup LIBC = LINKER.defaultLookup();
+    private static final ValueLayout.OfInt INT = JAVA_INT;
+    private static final MethodHandle MEMFD_CREATE = libc("memfd_create", FunctionDescriptor.of(INT, ADDRESS, INT));
+    private static final MethodHandle FTRUNCATE = libc("ftruncate", FunctionDescriptor.of(INT, INT, JAVA_LONG));
+    private static final MethodHandle FCNTL_GET = libc("fcntl", FunctionDescriptor.of(INT, INT, INT),
+            Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle FCNTL_ADD = libc("fcntl", FunctionDescriptor.of(INT, INT, INT, INT),
+            Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle OPEN = libc("open", FunctionDescriptor.of(INT, ADDRESS, INT),
+            Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle CLOSE = libc("close", FunctionDescriptor.of(INT, INT));
+    private static final MethodHandle LSEEK = libc("lseek", FunctionDescriptor.of(JAVA_LONG, INT, JAVA_LONG, INT));
+    private static final MethodHandle MMAP = libc("mmap", FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG,
+            INT, INT, INT, JAVA_LONG));
+    private static final MethodHandle MUNMAP = libc("munmap", FunctionDescriptor.of(INT, JAVA_LONG, JAVA_LONG));
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final byte[] BOOT_ID = bootId();
+    /** {@code -Dio.rdmacomm.ucx.sharedRings=false} turns shared rings off (to compare with the active messages). */
+    private static final boolean ENABLED = !"false".equals(System.getProperty("io.rdmacomm.ucx.sharedRings"));
+
+    private final Arena arena;
+    private final MemorySegment mapping;
+    private final ByteBuffer ring;
+    private final byte[] advert;
+    /** The owner's memfd (kept open for the writer to open), -1 on the writer's side. */
+    private final int fd;
+
+    private SharedRing(Arena arena, MemorySegment mapping, int fd, byte[] advert) {
+        this.arena = arena;
+        this.mapping = mapping;
+        this.fd = fd;
+        this.advert = advert;
+        this.ring = mapping.asSlice(HEADER).asByteBuffer();
+    }
+
+    private static MethodHandle libc(String name, FunctionDescriptor fd, Linker.Option... options) {
+        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(
+                () -> new UnsatisfiedLinkError("libc has no " + name)), fd, options);
+    }
+
+    /**
+     * Whether this process offers shared rings: Linux with a boot id, and UCX may use shared memory
+     * ({@code UCX_TLS}).
+     */
+    static boolean offered(boolean sharedMemoryAllowed) {
+        return BOOT_ID != null && sharedMemoryAllowed && ENABLED;
+    }
+
+    /** The owner's side: a sealed memfd of {@link #HEADER} plus {@code length} bytes, mapped, with a fresh token. */
+    static SharedRing create(int length) throws IOException {
+        long size = HEADER + (long) length;
+        int fd;
+        try (Arena call = Arena.ofConfined()) {
+            fd = (int) MEMFD_CREATE.invokeExact(call.allocateFrom("rdmacomm-ring"), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        if (fd < 0) {
+            throw new CommunicatorException("memfd_create failed for a " + length + " byte shared ring");
+        }
+        boolean done = false;
+        try {
+            if (ftruncate(fd, size) != 0 || fcntlAdd(fd, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+                throw new CommunicatorException("could not size and seal a " + length + " byte shared ring");
+            }
+            Arena arena = Arena.ofShared();
+            MemorySegment mapping = map(fd, size, arena);
+            byte[] token = new byte[16];
+            RANDOM.nextBytes(token);
+            mapping.set(JAVA_INT, 0, MAGIC);
+            MemorySegment.copy(MemorySegment.ofArray(token), 0, mapping, 4, 16);
+            ByteBuffer a = ByteBuffer.allocate(ADVERT_LENGTH).putLong(0).putInt(MAGIC).putInt(VERSION)
+                    .putLong(ProcessHandle.current().pid()).putInt(fd).putLong(size).put(BOOT_ID).put(token);
+            done = true;
+            return new SharedRing(arena, mapping, fd, a.array());
+        } finally {
+            if (!done) {
+                closeFd(fd);
+            }
+        }
+    }
+
+    /**
+     * The writer's side: maps the ring of {@code length} bytes that {@code advert} names.
+     *
+     * @throws CommunicatorException naming why not (another host, a malformed advert, no access, wrong size or seals)
+     */
+    static SharedRing map(byte[] advert, int length) throws IOException {
+        if (advert.length != ADVERT_LENGTH) {
+            throw new CommunicatorException("not a shared-ring advert (" + advert.length + " bytes)");
+        }
+        ByteBuffer a = ByteBuffer.wrap(advert);
+        long empty = a.getLong();
+        int magic = a.getInt();
+        int version = a.getInt();
+        long pid = a.getLong();
+        int fd = a.getInt();
+        long size = a.getLong();
+        byte[] boot = new byte[16];
+        byte[] token = new byte[16];
+        a.get(boot).get(token);
+        if (empty != 0 || magic != MAGIC || version != VERSION) {
+            throw new CommunicatorException("not a shared-ring advert (magic or version)");
+        }
+        if (BOOT_ID == null || !Arrays.equals(boot, BOOT_ID)) {
+            throw new CommunicatorException("the ring is on another host (boot id " + HexFormat.of().formatHex(boot)
+                    + ")");
+        }
+        if (size != HEADER + (long) length || pid <= 0 || pid > Integer.MAX_VALUE || fd < 0) {
+            throw new CommunicatorException("shared-ring advert of " + size + " bytes, pid " + pid + ", fd " + fd
+                    + " does not fit a " + length + " byte ring");
+        }
+        String path = "/proc/" + pid + "/fd/" + fd;
+        int mine;
+        try (Arena call = Arena.ofConfined()) {
+            mine = (int) OPEN.invokeExact(call.allocateFrom(path), O_RDWR | O_CLOEXEC);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        if (mine < 0) {
+            throw new CommunicatorException("cannot open " + path + " (another user, or the process is gone)");
+        }
+        try {
+            int seals = fcntlGet(mine);
+            if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
+                throw new CommunicatorException(path + " is not a memfd sealed against resizing");
+            }
+            long actual = lseekEnd(mine);
+            if (actual != size) {
+                throw new CommunicatorException(path + " has " + actual + " bytes, not " + size);
+            }
+            Arena arena = Arena.ofShared();
+            MemorySegment mapping = map(mine, size, arena);
+            if (mapping.get(JAVA_INT, 0) != MAGIC
+                    || MemorySegment.mismatch(mapping, 4, 20, MemorySegment.ofArray(token), 0, 16) != -1) {
+                arena.close();
+                throw new CommunicatorException(path + " is not the advertised ring (token differs)");
+            }
+            return new SharedRing(arena, mapping, -1, advert);
+        } finally {
+            closeFd(mine);
+        }
+    }
+
+    /** The ring: {@link #HEADER} bytes into the mapping. Invalid once closed. */
+    ByteBuffer ring() {
+        return ring;
+    }
+
+    /** The owner's advert, for its ring's descriptor. */
+    byte[] advert() {
+        return advert.clone();
+    }
+
+    /** Whether {@code key} has an advert's shape (leading zero md map and magic): the peer offers its ring. */
+    static boolean isAdvert(byte[] key) {
+        return key.length == ADVERT_LENGTH && ByteBuffer.wrap(key).getLong(0) == 0
+                && ByteBuffer.wrap(key).getInt(8) == MAGIC;
+    }
+
+    /**
+     * Stores into the ring before this call are visible to the reader before the notification sent after it (x86
+     * orders stores anyway; weaker memory models need the fence).
+     */
+    static void publish() {
+        VarHandle.storeStoreFence();
+    }
+
+    /** Unmaps (and on the owner's side closes the memfd); a copy racing this fails rather than faulting. */
+    @Override
+    public void close() {
+        try {
+            arena.close();
+        } catch (IllegalStateException alreadyClosed) {
+            // closed before
+        }
+        if (fd >= 0) {
+            closeFd(fd);
+        }
+    }
+
+    private static MemorySegment map(int fd, long size, Arena arena) throws IOException {
+        long address;
+        try {
+            address = (long) MMAP.invokeExact(0L, size, PROT_READ_WRITE, MAP_SHARED, fd, 0L);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        if (address == -1L || address == 0L) {
+            throw new CommunicatorException("mmap of a " + size + " byte shared ring failed");
+        }
+        return MemorySegment.ofAddress(address).reinterpret(size, arena, s -> munmap(address, size));
+    }
+
+    private static void munmap(long address, long size) {
+        try {
+            int ignored = (int) MUNMAP.invokeExact(address, size);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    private static int ftruncate(int fd, long size) {
+        try {
+            return (int) FTRUNCATE.invokeExact(fd, size);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    private static int fcntlAdd(int fd, int seals) {
+        try {
+            return (int) FCNTL_ADD.invokeExact(fd, F_ADD_SEALS, seals);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    private static int fcntlGet(int fd) {
+        try {
+            return (int) FCNTL_GET.invokeExact(fd, F_GET_SEALS);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    private static long lseekEnd(int fd) {
+        try {
+            return (long) LSEEK.invokeExact(fd, 0L, SEEK_END);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    private static void closeFd(int fd) {
+        try {
+            int ignored = (int) CLOSE.invokeExact(fd);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    private static IOException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IOException(t);
+    }
+
+    private static byte[] bootId() {
+        try {
+            String s = Files.readString(Path.of("/proc/sys/kernel/random/boot_id"), StandardCharsets.US_ASCII).trim()
+                    .replace("-", "");
+            byte[] id = HexFormat.of().parseHex(s);
+            return id.length == 16 ? id : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+}
