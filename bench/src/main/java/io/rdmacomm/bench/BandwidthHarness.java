@@ -8,8 +8,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * What every bandwidth command does: check the options, connect, stream the total from one pattern buffer and time
- * it to the receiver's acknowledgement ({@link Runs#bandwidth}), print the {@link BandwidthResult} as text or JSON.
+ * What every bandwidth command does: check the options, connect, stream the warm-up and then the total from one
+ * pattern buffer, timing the total to the receiver's acknowledgement ({@link Runs#bandwidth}), print the {@link BandwidthResult} as text or JSON.
  * A command only says where the bytes go ({@link #connect}).
  */
 abstract class BandwidthHarness implements Callable<Integer> {
@@ -34,15 +34,17 @@ abstract class BandwidthHarness implements Callable<Integer> {
     public final Integer call() throws Exception {
         bandwidth.validate(spec);
         Endpoint endpoint = Options.endpoint(spec);
-        try (Measured<? extends BulkSender> measured = connect(endpoint, (int) bandwidth.size, bandwidth.total)) {
+        long warmup = bandwidth.warmup;
+        try (Measured<? extends BulkSender> measured = connect(endpoint, (int) bandwidth.size,
+                warmup + bandwidth.total)) {
             measured.start().run();
             long nanos;
-            try (Progress progress = output.progress(spec.name(), bandwidth.total, "bytes")) {
-                nanos = Runs.bandwidth(measured.subject(), Messages.pattern((int) bandwidth.size), bandwidth.total,
-                        progress);
+            try (Progress progress = output.progress(spec.name(), warmup + bandwidth.total, "bytes")) {
+                nanos = Runs.bandwidth(measured.subject(), Messages.pattern((int) bandwidth.size), warmup,
+                        bandwidth.total, progress);
             }
             BandwidthResult result = BandwidthResult.of(measured.transport(), measured.mode(), measured.endpoint(),
-                    bandwidth.size, bandwidth.total, nanos);
+                    bandwidth.size, bandwidth.total, warmup, nanos);
             output.print(spec, result, result.describe());
         }
         return 0;

@@ -7,26 +7,32 @@ import java.util.Locale;
  * byte.
  *
  * @param size bytes per write
- * @param totalBytes bytes streamed (and acknowledged)
+ * @param totalBytes bytes timed (and acknowledged)
+ * @param warmupBytes bytes streamed before them, untimed
  * @param gbPerS {@code totalBytes / seconds / 10^9}
  */
 record BandwidthResult(String transport, String test, String mode, String endpoint, long size, long totalBytes,
-        double seconds, double gbPerS) {
+        long warmupBytes, double seconds, double gbPerS) {
 
     static final String TEST = "bandwidth";
 
     static BandwidthResult of(String transport, String mode, String endpoint, long size, long totalBytes,
             long nanos) {
+        return of(transport, mode, endpoint, size, totalBytes, 0, nanos);
+    }
+
+    static BandwidthResult of(String transport, String mode, String endpoint, long size, long totalBytes,
+            long warmupBytes, long nanos) {
         if (nanos <= 0) {
             throw new IllegalArgumentException("elapsed time must be positive, got " + nanos + " ns");
         }
         double seconds = nanos / 1e9;
-        return new BandwidthResult(transport, TEST, mode, endpoint, size, totalBytes, seconds,
+        return new BandwidthResult(transport, TEST, mode, endpoint, size, totalBytes, warmupBytes, seconds,
                 totalBytes / seconds / 1e9);
     }
 
     String describe() {
-        return String.format(Locale.ROOT, "%s %s bandwidth, %d B writes, %d bytes in %.3f s (%s)%n%.3f GB/s",
-                transport, mode, size, totalBytes, seconds, endpoint, gbPerS);
+        return String.format(Locale.ROOT, "%s %s bandwidth, %d B writes, %d bytes in %.3f s after %d untimed (%s)"
+                + "%n%.3f GB/s", transport, mode, size, totalBytes, seconds, warmupBytes, endpoint, gbPerS);
     }
 }

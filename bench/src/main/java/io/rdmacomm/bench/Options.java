@@ -70,9 +70,16 @@ final class Options {
                 description = "bytes to stream, e.g. 512m, 4g (default: ${DEFAULT-VALUE})")
         long total;
 
+        @Option(names = "--warmup", paramLabel = "BYTES", defaultValue = "0", converter = Cli.SizeConverter.class,
+                description = "bytes to stream first, untimed, on the same connection: the JIT compiles the path "
+                    + "before the timed BYTES (default: ${DEFAULT-VALUE})")
+        long warmup;
+
         void validate(CommandSpec spec) {
             checkSize(spec, "--size", size);
             check(spec, total >= 1, "--total must be at least 1 byte, got " + total);
+            check(spec, warmup >= 0, "--warmup must not be negative, got " + warmup);
+            check(spec, total <= Long.MAX_VALUE - warmup, "--total and --warmup together overflow");
         }
     }
 

@@ -62,11 +62,25 @@ final class Runs {
      * @throws java.io.IOException if the receiver acknowledges another count than {@code total}
      */
     static long bandwidth(BulkSender sender, ByteBuffer buffer, long total, Progress progress) throws IOException {
+        return bandwidth(sender, buffer, 0, total, progress);
+    }
+
+    /**
+     * Streams {@code warmup} bytes untimed and then {@code total} bytes, timed from the first of those to the
+     * receiver's acknowledgement of all {@code warmup + total} (a warm-up still in flight when the clock starts is
+     * at most the transport's buffering, counted against the timed part).
+     */
+    static long bandwidth(BulkSender sender, ByteBuffer buffer, long warmup, long total, Progress progress)
+            throws IOException {
         int size = buffer.capacity();
-        long start = System.nanoTime();
+        long all = warmup + total;
+        long start = warmup == 0 ? System.nanoTime() : 0;
         long sent = 0;
-        while (sent < total) {
-            int n = (int) Math.min(size, total - sent);
+        while (sent < all) {
+            if (sent == warmup && warmup > 0) {
+                start = System.nanoTime();
+            }
+            int n = (int) Math.min(size, (sent < warmup ? warmup : all) - sent);
             buffer.clear().limit(n);
             sender.write(buffer);
             sent += n;
@@ -74,8 +88,8 @@ final class Runs {
         }
         long acked = sender.awaitAck();
         long elapsed = System.nanoTime() - start;
-        if (acked != total) {
-            throw new IOException("the receiver acknowledged " + acked + " bytes, expected " + total);
+        if (acked != all) {
+            throw new IOException("the receiver acknowledged " + acked + " bytes, expected " + all);
         }
         return elapsed;
     }

@@ -89,6 +89,17 @@ class BenchEndToEndTest {
     }
 
     @Test
+    void aBandwidthWarmupIsStreamedIntoTheSameSinkAndLeftOutOfTheTotal() throws Exception {
+        String endpoint = serve("tcp://127.0.0.1:0");
+        // the sink acknowledges warm-up and total together: a run whose announced total were short would fail
+        JsonNode r = runJson("--endpoint", endpoint, "bandwidth", "--size", "64k", "--total", "8m", "--warmup", "3m",
+                "--json");
+        assertEquals(8L << 20, r.get("total_bytes").asLong());
+        assertEquals(3L << 20, r.get("warmup_bytes").asLong());
+        assertTrue(r.get("gb_per_s").asDouble() > 0, r::toString);
+    }
+
+    @Test
     void theResultNamesTheEndpointWithItsOptions() throws Exception {
         String endpoint = serve("tcp://127.0.0.1:0?busyPoll=1ms");
         JsonNode r = runJson("--endpoint", endpoint + "&connectTimeout=7s", "latency", "--iterations", "100",
