@@ -57,6 +57,7 @@ final class Connection implements ChannelHandler {
         this.link = new Link(endpoint);
         this.receiver = new Receiver(link);
         link.onEvents(receiver::tellIfReadable);
+        link.onPollingEnded(receiver::stopSharedPolling);
         this.sender = new Sender(link);
         this.memory = new PeerMemory(link);
         this.closeAckedOrFailure = () -> closeAcked || link.failure() != null;
@@ -177,7 +178,8 @@ final class Connection implements ChannelHandler {
     private final class Watched implements Liveness.Peer {
         @Override
         public long received() {
-            return received;
+            // a writer into our ring while we poll it sends no DATA: what it published counts as heard
+            return received + receiver.sharedTaken();
         }
 
         @Override

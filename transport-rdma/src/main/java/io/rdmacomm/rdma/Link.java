@@ -46,6 +46,7 @@ final class Link implements Waiter.Poller {
     /** Woken by the connection's events too, outside its calls (the server's bootstrap thread), or null. */
     private volatile Runnable watcher;
     private volatile Runnable eventHook;
+    private volatile Runnable pollingEndedHook;
     /** Completion of control messages: only a failure matters. */
     private final Completion failOnError = new Completion() {
         @Override
@@ -181,6 +182,11 @@ final class Link implements Waiter.Poller {
         eventHook = r;
     }
 
+    /** Makes {@code r} run when a busy-polling wait is about to park (the receiver's shared-ring polling ends). */
+    void onPollingEnded(Runnable r) {
+        pollingEndedHook = r;
+    }
+
     /** Wakes everyone waiting: call after publishing anything a waiting condition reads. */
     void wake() {
         waiter.wake();
@@ -212,6 +218,10 @@ final class Link implements Waiter.Poller {
 
     @Override
     public void pollingEnded() {
+        Runnable r = pollingEndedHook;
+        if (r != null) {
+            r.run();
+        }
         node.pollingEnded();
     }
 }

@@ -40,6 +40,18 @@ final class Receiver {
     private LocalRegion ringRegion;
     /** Whether reads advertise their buffers: zeroCopyThreshold was set, or the provider places writes directly. */
     private boolean advertising;
+    /**
+     * The ring's control words where the writer maps the ring and reads do not advertise (so stream positions and
+     * ring cursors advance together): a busy-polling read takes written bytes from the published ring end, and the
+     * writer sends DATA only while no read polls. Null otherwise.
+     */
+    private SharedNotify shared;
+    /** The thread whose read polls {@link #shared} now, or null. */
+    private volatile Thread sharedPoller;
+    /** Ring end taken from {@link #shared}; guarded by {@code segments}, volatile for the liveness thread. */
+    private volatile long sharedEnd;
+    /** End of the ring data DATA notified; guarded by {@code segments}. */
+    private long dataEnd;
     /** Notified ring data; guarded by itself. */
     private final Segments segments = new Segments();
     private final ByteBuffer creditScratch = ByteBuffer.allocate(CreditMessage.LENGTH);
@@ -82,6 +94,14 @@ final class Receiver {
         ring = rb.buffer();
         ringRegion = rb.region();
         advertising = link.zeroCopyRequested || link.channel().placesWritesDirectly();
+        if (rb.control() != null && !advertising) {
+            shared = new SharedNotify(rb.control());
+        }
+    }
+
+    /** Ring bytes taken from the published ring end so far: the peer's sign of life where it sends no DATA. */
+    long sharedTaken() {
+        return sharedEnd;
     }
 
     RegionDescriptor ringDescriptor() {
@@ -113,6 +133,9 @@ final class Receiver {
                 if (link.isClosed()) {
                     throw new AsynchronousCloseException();
                 }
+                if (shared != null) {
+                    pollShared();
+                }
                 if (advertised && zeroCopyArrived()) {
                     int n = (int) zeroCopyArrival;
                     dst.position(dst.position() + n);
@@ -136,6 +159,10 @@ final class Receiver {
                     if (entry != null) {
                         advertise(dst, entry);
                     }
+                }
+                if (shared != null && sharedPoller == null && link.waiter.spins()) {
+                    sharedPoller = Thread.currentThread();
+                    shared.polling(true);
                 }
                 try {
                     deadline = link.waiter.awaitFor(readable, deadline, link.readTimeoutNanos, readWhat);
@@ -162,6 +189,50 @@ final class Receiver {
             }
             advertised = false;
             cancelling = false;
+            stopSharedPolling();
+        }
+    }
+
+    /**
+     * The reading thread stops polling the published ring end (its read returns, or its wait is about to park):
+     * clears the flag, then takes what the writer published meanwhile, when it may have seen the flag still set and
+     * sent no DATA. Anything published later comes with DATA.
+     */
+    void stopSharedPolling() {
+        if (shared != null && sharedPoller == Thread.currentThread()) {
+            sharedPoller = null;
+            shared.polling(false);
+            pollShared();
+        }
+    }
+
+    /**
+     * Takes the ring bytes the writer published beyond what is notified, as segments (split where the ring wraps);
+     * by the reading thread only, whose credit bounds what the writer may have written.
+     */
+    private void pollShared() {
+        long end = shared.ringEnd();
+        if (end == sharedEnd) {
+            return;
+        }
+        if (end < sharedEnd || end - ringConsumed > link.ringSize) {
+            if (link.failure() == null) {
+                link.fail(new CommunicatorException("the shared ring written by " + link.peerName()
+                        + " is corrupt: its published end " + end + " is behind " + sharedEnd
+                        + " or beyond the credit (" + ringConsumed + " consumed of a " + link.ringSize
+                        + " byte ring)"));
+            }
+            return;
+        }
+        synchronized (segments) {
+            long from = Math.max(sharedEnd, dataEnd);
+            while (from < end) {
+                int off = (int) (from % link.ringSize);
+                int n = (int) Math.min(end - from, link.ringSize - off);
+                segments.add(from, from, n);
+                from += n;
+            }
+            sharedEnd = end;
         }
     }
 
@@ -243,6 +314,9 @@ final class Receiver {
 
     /** The condition a blocked read waits for: something to return, or something to throw. */
     private boolean readable() {
+        if (shared != null) {
+            pollShared();
+        }
         return advertised && zeroCopyArrived() || segmentReady() || atEnd() || link.failure() != null
                 || cancelling && cancelAcked == advertSeq;
     }
@@ -306,6 +380,16 @@ final class Receiver {
             ring.put((int) (cursor % link.ringSize), m, DataMessage.bytesIndex(m), n);
         }
         synchronized (segments) {
+            if (shared != null) {
+                if (cursor + n <= sharedEnd) {
+                    return; // taken from the published ring end already
+                }
+                if (cursor < sharedEnd) {
+                    throw new MalformedMessageException(DataMessage.DATA, "ring bytes " + cursor + ".." + (cursor + n)
+                            + " overlap those published up to " + sharedEnd);
+                }
+                dataEnd = Math.max(dataEnd, cursor + n);
+            }
             segments.add(DataMessage.streamPosition(m), cursor, n);
         }
     }

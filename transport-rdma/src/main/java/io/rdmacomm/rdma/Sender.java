@@ -8,6 +8,7 @@ import io.rdmacomm.api.Units;
 import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.MappedRing;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RemoteRegion;
 import java.io.IOException;
@@ -50,6 +51,8 @@ final class Sender {
     private int inlineMax;
     /** Whether {@link #staging} is the peer's ring itself, mapped ({@link RdmaChannel#mapRemote}). */
     private boolean mappedRing;
+    /** The mapped ring's control words, or null: a flush publishes the ring end there. */
+    private SharedNotify shared;
     /** Whether large direct writes go straight into the peer's ring (the provider's writes are one-sided). */
     private boolean directRing;
     /** Message buffer of the writing thread (DATA, DATA_INLINE, ZDATA). */
@@ -112,11 +115,12 @@ final class Sender {
         peerRingSize = (int) ring.length();
         RdmaChannel ch = link.channel();
         peerRing = ch.unpack(ring);
-        ByteBuffer mapped = ch.mapRemote(peerRing);
-        if (mapped != null && mapped.capacity() == peerRingSize) {
+        MappedRing mapped = ch.mapRemote(peerRing);
+        if (mapped != null && mapped.ring().capacity() == peerRingSize) {
             // the peer's ring itself, in shared memory: "staging" a byte places it, a flush only notifies
-            staging = mapped;
+            staging = mapped.ring();
             mappedRing = true;
+            shared = mapped.control() == null ? null : new SharedNotify(mapped.control());
         } else {
             if (!link.budget.tryReserve(peerRingSize)) {
                 throw new HandshakeException("handshake from " + link.peerName() + ": the peer's ring of "
@@ -262,9 +266,15 @@ final class Sender {
             int n = (int) Math.min(ringWritten - stagedFrom, peerRingSize - off);
             outstanding.incrementAndGet();
             if (mappedRing) {
-                // the bytes are in the peer's ring already: make them visible before the notification
+                // the bytes are in the peer's ring already: make them visible before the notification, which a
+                // reader polling the published end does not need
                 VarHandle.storeStoreFence();
-                link.channel().send(DataMessage.encodeData(txScratch, stagedPos, stagedFrom, n), ringCompletion);
+                if (shared != null && shared.publish(stagedFrom + n)) {
+                    outstanding.decrementAndGet();
+                } else {
+                    link.channel().send(DataMessage.encodeData(txScratch, stagedPos, stagedFrom, n),
+                            ringCompletion);
+                }
             } else if (n <= inlineMax) {
                 link.channel().send(DataMessage.encodeInline(txScratch, stagedPos, stagedFrom, staging, off, n),
                         ringCompletion);

@@ -7,9 +7,11 @@ import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.MappedRing;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
+import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -49,6 +51,14 @@ class InMemoryProvider implements RdmaProvider {
     final AtomicInteger nodeUsers = new AtomicInteger();
     /** Every peer node address handed to a channel's {@code connect}, with the role, in order: "PASSIVE [..]". */
     final List<String> connectCalls = new CopyOnWriteArrayList<>();
+
+    /**
+     * Whether channels allocate rings with control words and map the peer's ring ({@link RdmaChannel#mapRemote}),
+     * as ucx-ffm does on shared memory; set before connecting.
+     */
+    volatile boolean mapRings;
+    /** Control words of the rings allocated with {@link #mapRings}, by the ring's base address. */
+    final Map<Long, ByteBuffer> controls = new ConcurrentHashMap<>();
 
     /** Registered memory: base address to buffer. */
     private record Mem(long address, ByteBuffer buffer, Set<Access> access) {
@@ -199,6 +209,35 @@ class InMemoryProvider implements RdmaProvider {
                     memory.remove(base);
                 }
             };
+        }
+
+        @Override
+        public RegisteredBuffer allocate(int length, Set<Access> access) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(length);
+            LocalRegion region = register(buffer, access);
+            if (!mapRings) {
+                return new RegisteredBuffer(buffer, region);
+            }
+            ByteBuffer control = ByteBuffer.allocateDirect(128);
+            controls.put(region.address(), control);
+            return new RegisteredBuffer(buffer, region, control);
+        }
+
+        /** Like ucx-ffm on shared memory: rings are mapped, and reads do not advertise unless told to. */
+        @Override
+        public boolean placesWritesDirectly() {
+            return !mapRings;
+        }
+
+        @Override
+        public MappedRing mapRemote(RemoteRegion region) {
+            if (!mapRings) {
+                return null;
+            }
+            long base = ByteBuffer.wrap(region.descriptor().key()).getLong();
+            Mem m = memory.get(base);
+            ByteBuffer control = controls.get(base);
+            return m == null || control == null ? null : new MappedRing(m.buffer().duplicate().clear(), control);
         }
 
         @Override

@@ -110,6 +110,11 @@ public final class Waiter {
         awaitFor(ready, deadline, 0, what);
     }
 
+    /** Whether waiting threads spin (busy-poll) before they park. */
+    public boolean spins() {
+        return spinNanos > 0;
+    }
+
     /**
      * {@link #await}, with a deadline that may start with the wait: if {@code deadline} is {@link #UNTIMED}, it
      * becomes {@code timeoutNanos} (0: none) after the wait first reads the clock, which a wait ended by its first
@@ -156,6 +161,8 @@ public final class Waiter {
                     }
                     spinning = false;
                     poller.pollingEnded();
+                    // the poller may have stopped something that relied on the polling: look again before parking
+                    continue;
                 }
                 if (me.isInterrupted()) {
                     throw new InterruptedIOException("interrupted while waiting for " + what + " " + context.get());

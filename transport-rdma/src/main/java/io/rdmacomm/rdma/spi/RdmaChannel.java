@@ -89,10 +89,11 @@ public interface RdmaChannel extends AutoCloseable {
     /**
      * The peer's region mapped into this process for plain stores, or null where the provider cannot map it (the
      * default): a receive ring in shared memory on the same host. The engine then copies a write's bytes into it
-     * itself and sends only the notification ({@link #send}); the buffer's bounds are the region's, and it is valid
-     * until {@code region} is closed (a copy racing that close fails with {@link IllegalStateException}).
+     * itself and notifies them through the ring's control words or with a message ({@link #send}); the buffers'
+     * bounds are the region's, and they are valid until {@code region} is closed (a copy racing that close fails with
+     * {@link IllegalStateException}).
      */
-    default ByteBuffer mapRemote(RemoteRegion region) {
+    default MappedRing mapRemote(RemoteRegion region) {
         return null;
     }
 

@@ -8,6 +8,7 @@ import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.MappedRing;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
@@ -192,7 +193,7 @@ final class FfmChannel implements RdmaChannel {
     }
 
     @Override
-    public ByteBuffer mapRemote(RemoteRegion region) {
+    public MappedRing mapRemote(RemoteRegion region) {
         return memory.map(region, peerName);
     }
 

@@ -5,6 +5,7 @@ import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.RegisteredMemory;
 import io.rdmacomm.rdma.spi.LocalRegion;
+import io.rdmacomm.rdma.spi.MappedRing;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
 import io.rdmacomm.rdma.spi.UcxTransports;
@@ -80,7 +81,8 @@ final class FfmMemory {
                 ByteBuffer buffer = shared.ring();
                 MemorySegment segment = MemorySegment.ofBuffer(buffer);
                 return new RegisteredBuffer(buffer, add(new Region(buffer, null,
-                        new RegionDescriptor(segment.address(), length, access, shared.advert()), shared)));
+                        new RegionDescriptor(segment.address(), length, access, shared.advert()), shared)),
+                        shared.control());
             }
         }
         if (withheld) {
@@ -164,7 +166,7 @@ final class FfmMemory {
      * access, UCX may use shared memory, and the descriptor's key is the advert of a {@link SharedRing} on this host
      * that this process can open (otherwise the writes travel as active messages, as before).
      */
-    ByteBuffer map(RemoteRegion r, String peerName) {
+    MappedRing map(RemoteRegion r, String peerName) {
         Remote remote = (Remote) r;
         byte[] key = remote.descriptor.key();
         if (!withheld || !SharedRing.isAdvert(key) || !SharedRing.offered(UcxTransports.sharedMemoryAllowed())
@@ -181,7 +183,7 @@ final class FfmMemory {
                 LOG.debug("not mapping the ring of {}: {}", peerName, e.getMessage());
                 return null;
             }
-            return remote.mapped.ring();
+            return new MappedRing(remote.mapped.ring(), remote.mapped.control());
         }
     }
 

@@ -42,6 +42,9 @@ import java.util.HexFormat;
  */
 final class SharedRing implements AutoCloseable {
     static final int HEADER = 4096;
+    /** Where the header page keeps the engine's control words (after magic and token), and their room. */
+    static final int CONTROL_OFFSET = 512;
+    static final int CONTROL_LENGTH = 512;
     /** Advert: u64 0 · u32 magic · u32 version · u64 pid · u32 fd · u64 size · 16 B boot id · 16 B token. */
     static final int ADVERT_LENGTH = 8 + 4 + 4 + 8 + 4 + 8 + 16 + 16;
     private static final int MAGIC = 0x5253484D; // "RSHM"
@@ -84,6 +87,7 @@ final class SharedRing implements AutoCloseable {
     private final Arena arena;
     private final MemorySegment mapping;
     private final ByteBuffer ring;
+    private final ByteBuffer control;
     private final byte[] advert;
     /** The owner's memfd (kept open for the writer to open), -1 on the writer's side. */
     private final int fd;
@@ -94,6 +98,7 @@ final class SharedRing implements AutoCloseable {
         this.fd = fd;
         this.advert = advert;
         this.ring = mapping.asSlice(HEADER).asByteBuffer();
+        this.control = mapping.asSlice(CONTROL_OFFSET, CONTROL_LENGTH).asByteBuffer();
     }
 
     private static MethodHandle libc(String name, FunctionDescriptor fd, Linker.Option... options) {
@@ -208,6 +213,11 @@ final class SharedRing implements AutoCloseable {
     /** The ring: {@link #HEADER} bytes into the mapping. Invalid once closed. */
     ByteBuffer ring() {
         return ring;
+    }
+
+    /** The engine's control words, shared by owner and writer: {@link #CONTROL_LENGTH} bytes of the header page. */
+    ByteBuffer control() {
+        return control;
     }
 
     /** The owner's advert, for its ring's descriptor. */
