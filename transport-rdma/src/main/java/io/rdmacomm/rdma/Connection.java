@@ -33,6 +33,10 @@ import org.slf4j.LoggerFactory;
  * Notifications may arrive out of order; the reader orders them by stream position.
  */
 final class Connection implements ChannelHandler {
+    static {
+        Wire.preload();
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
     private static final long CLOSE_FLUSH_DEFAULT_NANOS = TimeUnit.SECONDS.toNanos(3);
 
