@@ -59,50 +59,40 @@ class RunsTest {
         }
     }
 
+    /** Records the size of every write and acknowledges what it was given. */
+    private static final class RecordingSender implements BulkSender {
+        final List<Integer> writes = new ArrayList<>();
+        long written;
+
+        @Override
+        public void write(ByteBuffer src) {
+            writes.add(src.remaining());
+            written += src.remaining();
+            src.position(src.limit());
+        }
+
+        @Override
+        public long awaitAck() {
+            return written;
+        }
+    }
+
     @Test
     void bandwidthWritesTheTotalInSizedChunksThenWaitsForTheAck() throws IOException {
-        List<Integer> writes = new ArrayList<>();
-        long[] written = {0};
-        BulkSender sender = new BulkSender() {
-            @Override
-            public void write(ByteBuffer src) {
-                writes.add(src.remaining());
-                written[0] += src.remaining();
-                src.position(src.limit());
-            }
-
-            @Override
-            public long awaitAck() {
-                return written[0];
-            }
-        };
+        RecordingSender sender = new RecordingSender();
         long nanos = Runs.bandwidth(sender, ByteBuffer.allocateDirect(4096), 10_000, Progress.silent());
         assertTrue(nanos > 0);
-        assertArrayEquals(new Object[] {4096, 4096, 1808}, writes.toArray());
+        assertArrayEquals(new Object[] {4096, 4096, 1808}, sender.writes.toArray());
     }
 
     @Test
     void aWarmupIsStreamedFirstInItsOwnChunksAndAcknowledgedWithTheTotal() throws IOException {
-        List<Integer> writes = new ArrayList<>();
-        long[] written = {0};
-        BulkSender sender = new BulkSender() {
-            @Override
-            public void write(ByteBuffer src) {
-                writes.add(src.remaining());
-                written[0] += src.remaining();
-                src.position(src.limit());
-            }
-
-            @Override
-            public long awaitAck() {
-                return written[0];
-            }
-        };
+        RecordingSender sender = new RecordingSender();
         // the warm-up's last chunk is cut at its end, so the timed part starts on a write of its own
         long nanos = Runs.bandwidth(sender, ByteBuffer.allocateDirect(4096), 5000, 10_000, Progress.silent());
         assertTrue(nanos > 0);
-        assertArrayEquals(new Object[] {4096, 904, 4096, 4096, 1808}, writes.toArray());
-        assertEquals(15_000, written[0]);
+        assertArrayEquals(new Object[] {4096, 904, 4096, 4096, 1808}, sender.writes.toArray());
+        assertEquals(15_000, sender.written);
     }
 
     @Test

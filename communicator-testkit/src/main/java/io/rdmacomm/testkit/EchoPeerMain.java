@@ -38,6 +38,15 @@ public final class EchoPeerMain {
         return (byte) (i * 7 + 1);
     }
 
+    /** Reads one frame the peer sends (u32 n, n bytes): an echo, the region's content or its descriptor. */
+    public static byte[] readFrame(Communicator c) throws java.io.IOException {
+        ByteBuffer length = ByteBuffer.allocate(4);
+        c.readFully(length);
+        ByteBuffer b = ByteBuffer.allocate(length.getInt(0));
+        c.readFully(b);
+        return b.array();
+    }
+
     public static void main(String[] args) throws Exception {
         if (args[0].equals("serve")) {
             try (Communicator server = Communicators.serve(args[1])) {

@@ -64,6 +64,27 @@ class InMemoryProvider implements RdmaProvider {
     private record Mem(long address, ByteBuffer buffer, Set<Access> access) {
     }
 
+    /** A server on this provider, a client connected to it and the server's side of that connection. */
+    record Connected(RdmaCommunicator server, RdmaCommunicator client, RdmaCommunicator accepted)
+            implements AutoCloseable {
+        @Override
+        public void close() {
+            client.close();
+            accepted.close();
+            server.close();
+        }
+    }
+
+    /** Serves {@code rdma://127.0.0.1:0<options>} on this provider and connects a client. */
+    Connected connect(String options) throws IOException {
+        RdmaCommunicator server = new RdmaCommunicator(io.rdmacomm.api.Endpoint.parse("rdma://127.0.0.1:0" + options),
+                this);
+        server.serve();
+        RdmaCommunicator client = new RdmaCommunicator(server.endpoint(), this);
+        client.connect();
+        return new Connected(server, client, (RdmaCommunicator) server.accept());
+    }
+
     @Override
     public String name() {
         return "inmem";

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdmacomm.api.Endpoint;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -27,25 +26,21 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(60)
 class SharedRingEngineTest {
     private final InMemoryProvider provider = new InMemoryProvider();
-    private RdmaCommunicator server;
+    private InMemoryProvider.Connected pair;
     private RdmaCommunicator client;
     private RdmaCommunicator accepted;
 
     private void open(String options) throws IOException {
         provider.mapRings = true;
-        server = new RdmaCommunicator(Endpoint.parse("rdma://127.0.0.1:0" + options), provider);
-        server.serve();
-        client = new RdmaCommunicator(server.endpoint(), provider);
-        client.connect();
-        accepted = (RdmaCommunicator) server.accept();
+        pair = provider.connect(options);
+        client = pair.client();
+        accepted = pair.accepted();
     }
 
     @AfterEach
     void closeAll() {
-        for (RdmaCommunicator c : new RdmaCommunicator[] {client, accepted, server}) {
-            if (c != null) {
-                c.close();
-            }
+        if (pair != null) {
+            pair.close();
         }
     }
 

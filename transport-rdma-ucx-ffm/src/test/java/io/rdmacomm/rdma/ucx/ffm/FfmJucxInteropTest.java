@@ -95,11 +95,7 @@ class FfmJucxInteropTest {
     private void exchange(Communicator c, BufferedReader childOut) throws Exception {
         assertEquals("ucx-ffm", ((RdmaCommunicator) c).providerName());
         assertEquals("PEER ucx-jucx 17", awaitLine(childOut, "PEER "));
-        ByteBuffer length = ByteBuffer.allocate(4);
-        c.readFully(length);
-        ByteBuffer d = ByteBuffer.allocate(length.getInt(0));
-        c.readFully(d);
-        RegionDescriptor region = RegionDescriptor.fromBytes(d.array());
+        RegionDescriptor region = RegionDescriptor.fromBytes(EchoPeerMain.readFrame(c));
         for (int size : SIZES) {
             byte[] sent = new byte[size];
             for (int i = 0; i < size; i++) {
@@ -108,7 +104,7 @@ class FfmJucxInteropTest {
             c.write(ByteBuffer.allocate(4).putInt(size).flip());
             c.write(ByteBuffer.wrap(sent));
             c.sync();
-            assertArrayEquals(sent, readFrame(c), size + " bytes echoed");
+            assertArrayEquals(sent, EchoPeerMain.readFrame(c), size + " bytes echoed");
         }
         ByteBuffer got = ByteBuffer.allocateDirect(EchoPeerMain.REGION);
         c.get(region, 0, got);
@@ -125,18 +121,10 @@ class FfmJucxInteropTest {
         System.arraycopy(put, 0, expected, 5000, put.length);
         c.write(ByteBuffer.allocate(4).putInt(EchoPeerMain.SHOW_REGION).flip());
         c.sync();
-        assertArrayEquals(expected, readFrame(c), "the JDK 17 peer's region after our put");
+        assertArrayEquals(expected, EchoPeerMain.readFrame(c), "the JDK 17 peer's region after our put");
         c.write(ByteBuffer.allocate(4).putInt(EchoPeerMain.BYE).flip());
         c.sync();
         assertEquals(-1, c.read(ByteBuffer.allocate(1)), "the JDK 17 peer ends the stream");
-    }
-
-    private static byte[] readFrame(Communicator c) throws Exception {
-        ByteBuffer length = ByteBuffer.allocate(4);
-        c.readFully(length);
-        ByteBuffer b = ByteBuffer.allocate(length.getInt(0));
-        c.readFully(b);
-        return b.array();
     }
 
     private String awaitLine(BufferedReader out, String prefix) throws Exception {

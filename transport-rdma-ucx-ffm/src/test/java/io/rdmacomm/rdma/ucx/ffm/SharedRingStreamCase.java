@@ -60,7 +60,7 @@ abstract class SharedRingStreamCase {
         String serving = line(out, "SERVING ", err);
         try (Communicator c = Communicators.connect(serving.substring("SERVING ".length()))) {
             line(out, "PEER ucx-ffm", err);
-            readFrame(c); // the peer's region descriptor
+            EchoPeerMain.readFrame(c); // the peer's region descriptor
             assertEquals(mapped(), ((RdmaCommunicator) c).statistics().peerRingMapped(), "this side's write path");
             for (int size : SIZES) {
                 for (boolean direct : new boolean[] {false, true}) {
@@ -73,7 +73,7 @@ abstract class SharedRingStreamCase {
                     c.write(ByteBuffer.allocate(4).putInt(size).flip());
                     c.write(src);
                     c.sync();
-                    assertArrayEquals(sent, readFrame(c), size + " bytes echoed, " + (direct ? "direct" : "heap"));
+                    assertArrayEquals(sent, EchoPeerMain.readFrame(c), size + " bytes echoed, " + (direct ? "direct" : "heap"));
                 }
             }
             c.write(ByteBuffer.allocate(4).putInt(EchoPeerMain.BYE).flip());
@@ -82,14 +82,6 @@ abstract class SharedRingStreamCase {
         }
         assertTrue(child.waitFor(30, TimeUnit.SECONDS), "the peer did not end after our close");
         assertEquals(0, child.exitValue(), "the peer's exit; its stderr:\n" + Files.readString(err));
-    }
-
-    private static byte[] readFrame(Communicator c) throws Exception {
-        ByteBuffer length = ByteBuffer.allocate(4);
-        c.readFully(length);
-        ByteBuffer b = ByteBuffer.allocate(length.getInt(0));
-        c.readFully(b);
-        return b.array();
     }
 
     private static String line(BufferedReader out, String prefix, Path err) throws Exception {
