@@ -118,17 +118,16 @@ final class SharedRing implements AutoCloseable {
     static SharedRing create(int length) throws IOException {
         long size = HEADER + (long) length;
         int fd;
-        try (Arena call = Arena.ofConfined()) {
-            fd = (int) MEMFD_CREATE.invokeExact(call.allocateFrom("rdmacomm-ring"), MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        } catch (Throwable t) {
-            throw rethrow(t);
+        try (Arena scratch = Arena.ofConfined()) {
+            fd = (int) call(MEMFD_CREATE, scratch.allocateFrom("rdmacomm-ring"), MFD_CLOEXEC | MFD_ALLOW_SEALING);
         }
         if (fd < 0) {
             throw new CommunicatorException("memfd_create failed for a " + length + " byte shared ring");
         }
         boolean done = false;
         try {
-            if (ftruncate(fd, size) != 0 || fcntlAdd(fd, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+            if (call(FTRUNCATE, fd, size) != 0
+                    || call(FCNTL_ADD, fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
                 throw new CommunicatorException("could not size and seal a " + length + " byte shared ring");
             }
             Arena arena = Arena.ofShared();
@@ -180,20 +179,18 @@ final class SharedRing implements AutoCloseable {
         }
         String path = "/proc/" + pid + "/fd/" + fd;
         int mine;
-        try (Arena call = Arena.ofConfined()) {
-            mine = (int) OPEN.invokeExact(call.allocateFrom(path), O_RDWR | O_CLOEXEC);
-        } catch (Throwable t) {
-            throw rethrow(t);
+        try (Arena scratch = Arena.ofConfined()) {
+            mine = (int) call(OPEN, scratch.allocateFrom(path), O_RDWR | O_CLOEXEC);
         }
         if (mine < 0) {
             throw new CommunicatorException("cannot open " + path + " (another user, or the process is gone)");
         }
         try {
-            int seals = fcntlGet(mine);
+            long seals = call(FCNTL_GET, mine, F_GET_SEALS);
             if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
                 throw new CommunicatorException(path + " is not a memfd sealed against resizing");
             }
-            long actual = lseekEnd(mine);
+            long actual = call(LSEEK, mine, 0L, SEEK_END);
             if (actual != size) {
                 throw new CommunicatorException(path + " has " + actual + " bytes, not " + size);
             }
@@ -253,74 +250,29 @@ final class SharedRing implements AutoCloseable {
     }
 
     private static MemorySegment map(int fd, long size, Arena arena) throws IOException {
-        long address;
-        try {
-            address = (long) MMAP.invokeExact(0L, size, PROT_READ_WRITE, MAP_SHARED, fd, 0L);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
+        long address = call(MMAP, 0L, size, PROT_READ_WRITE, MAP_SHARED, fd, 0L);
         if (address == -1L || address == 0L) {
             throw new CommunicatorException("mmap of a " + size + " byte shared ring failed");
         }
-        return MemorySegment.ofAddress(address).reinterpret(size, arena, s -> munmap(address, size));
-    }
-
-    private static void munmap(long address, long size) {
-        try {
-            int ignored = (int) MUNMAP.invokeExact(address, size);
-        } catch (Throwable t) {
-            throw new AssertionError(t);
-        }
-    }
-
-    private static int ftruncate(int fd, long size) {
-        try {
-            return (int) FTRUNCATE.invokeExact(fd, size);
-        } catch (Throwable t) {
-            throw new AssertionError(t);
-        }
-    }
-
-    private static int fcntlAdd(int fd, int seals) {
-        try {
-            return (int) FCNTL_ADD.invokeExact(fd, F_ADD_SEALS, seals);
-        } catch (Throwable t) {
-            throw new AssertionError(t);
-        }
-    }
-
-    private static int fcntlGet(int fd) {
-        try {
-            return (int) FCNTL_GET.invokeExact(fd, F_GET_SEALS);
-        } catch (Throwable t) {
-            throw new AssertionError(t);
-        }
-    }
-
-    private static long lseekEnd(int fd) {
-        try {
-            return (long) LSEEK.invokeExact(fd, 0L, SEEK_END);
-        } catch (Throwable t) {
-            throw new AssertionError(t);
-        }
+        return MemorySegment.ofAddress(address).reinterpret(size, arena, s -> call(MUNMAP, address, size));
     }
 
     private static void closeFd(int fd) {
+        call(CLOSE, fd);
+    }
+
+    /**
+     * Calls a libc function of this class (ring creation, mapping and teardown only, never the data path), its
+     * result widened to a long.
+     */
+    private static long call(MethodHandle function, Object... args) {
         try {
-            int ignored = (int) CLOSE.invokeExact(fd);
+            return ((Number) function.invokeWithArguments(args)).longValue();
+        } catch (RuntimeException | Error e) {
+            throw e;
         } catch (Throwable t) {
             throw new AssertionError(t);
         }
-    }
-
-    private static IOException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IOException(t);
     }
 
     private static byte[] bootId() {
