@@ -27,4 +27,13 @@ public interface CommunicatorProvider {
      * when {@link #isAvailable} holds.
      */
     Communicator open(Endpoint endpoint);
+
+    /**
+     * The most file descriptors one accepted connection of {@code endpoint} holds in the serving process, for
+     * capacity planning: a server derives from its descriptor limit how many peers it can hold
+     * ({@link io.rdmacomm.api.support.DescriptorBudget}). Transports state their own; the default is a cautious 8.
+     */
+    default int descriptorsPerConnection(Endpoint endpoint) {
+        return 8;
+    }
 }

@@ -30,6 +30,12 @@ public enum EndpointOption {
     BUSY_POLL("busyPoll", Type.DURATION, "0", Map.of("rdma", "50us"), Set.of("tcp", "rdma"),
             "how long a blocked read spins on the transport before it parks (lower latency, burns a core while it"
                     + " spins); rdma:// spins briefly by default, since a park costs more than a round trip there"),
+    BACKLOG("backlog", Type.SIZE, "4096", Set.of("tcp", "rdma"),
+            "on a server: the listen queue for peers not yet taken by the accept thread, so a burst of connects"
+                    + " waits rather than fails; the kernel caps it at net.core.somaxconn"),
+    MAX_HANDSHAKES("maxHandshakes", Type.SIZE, "1024", Set.of("tcp", "rdma"),
+            "on a server: peers in handshake at once; past it the one silent longest is dropped for a newcomer, and"
+                    + " while every one of them is still talking the server leaves newcomers in the listen queue"),
     MAX_REGISTERED("maxRegistered", Type.SIZE, "1g", Set.of(),
             "the most memory one connection may register: its regions, and on rdma:// also its ring,"
                     + " staging and zero-copy cache"),
