@@ -36,9 +36,10 @@ ucx_tls() {
     esac
 }
 
-# start_servercomm URI: starts servercomm in the background; sets SERVER_PID and SERVER_EP (its 'listening' URI).
+# start_servercomm URI [ARGS...]: starts servercomm in the background with further servercomm ARGS; sets SERVER_PID
+# and SERVER_EP (its 'listening' URI).
 start_servercomm() {
-    "${SERVERCOMM[@]}" --endpoint "$1" --verbose > "$WORK/server.out" 2> "$WORK/server.err" &
+    "${SERVERCOMM[@]}" --endpoint "$1" --verbose "${@:2}" > "$WORK/server.out" 2> "$WORK/server.err" &
     SERVER_PID=$!
     PIDS+=("$SERVER_PID")
     local deadline=$((SECONDS + 30))
@@ -56,3 +57,5 @@ start_servercomm() {
 }
 
 server_threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
+server_fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+server_rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }

@@ -26,6 +26,7 @@ import java.util.Map;
  * {"kind":"row","row":ID,"label":TEXT,"metric":FIELD,"baseline":TEXT,"unit":TEXT,
  *  "target_ratio":X,"better":"lower"|"higher"}       ours/baseline must be at most X (lower) or at least X
  * {"kind":"row","row":ID,..., "source":ROW_ID,"target_max":X}  ours alone, from another row's results, at most X
+ * {"kind":"row","row":ID,..., ["source":ROW_ID,]"target_min":X}  ours alone, at least X (the ratio is still shown)
  * {"kind":"row","row":ID,..., "source":ROW_ID [,"target_ratio":X,"better":...]}  another metric of that row's runs
  *                                      (e.g. the p99 of the runs whose ops/s another row reports), ratio as above
  * {"kind":"result","row":ID,"side":"baseline"|"ours", ...figures}  one run: a bench --json line plus row and side
@@ -90,6 +91,10 @@ final class CompareReport {
             double max = def.get("target_max").asDouble();
             target = "<= " + format(max);
             met = ours.length > 0 && o <= max;
+        } else if (def.has("target_min")) {
+            double min = def.get("target_min").asDouble();
+            target = ">= " + format(min);
+            met = ours.length > 0 && o >= min;
         } else if (def.has("target_ratio")) {
             double t = def.get("target_ratio").asDouble();
             boolean lower = !def.path("better").asText("lower").equals("higher");

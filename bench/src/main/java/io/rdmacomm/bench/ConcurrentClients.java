@@ -2,100 +2,291 @@ package io.rdmacomm.bench;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
+import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.session.SessionClient;
 import io.rdmacomm.session.SessionRequest;
+import java.io.BufferedReader;
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Many concurrent clients of one servercomm (bench/clients): each connects, opens an ECHO session, and sends COUNT
- * messages of SIZE bytes whose echo it verifies byte for byte. All clients are connected before the first sends.
- * Prints one JSON line: clients, verified, failed (with the first failure) and seconds. Exit status 0 only if every
- * client verified every message.
+ * Many concurrent clients of one server from few threads (bench/clients, one process of several): THREADS threads
+ * each connect their share of CLIENTS one after another (opening an ECHO session with servercomm), so all CLIENTS
+ * are connected at once; then each thread sends COUNT messages of SIZE bytes on every connection it holds and verifies
+ * every echo byte for byte. An endpoint {@code raw://host:port} is the raw Java NIO baseline instead: a plain
+ * {@code SocketChannel} per client against an accept-and-echo server ({@link NioAcceptEcho}), no handshake, no session.
  *
- * <p>Usage: {@code ConcurrentClients ENDPOINT CLIENTS SIZE COUNT TIMEOUT_SECONDS}
+ * <p>Prints one JSON line when every client has tried to connect ({@code "phase":"connected"}, with the wall-clock
+ * times the first connect started and the last ended, so a script can add up several processes), and with
+ * {@code --hold} then waits for a line on standard input before it sends (so a script can read the server at its
+ * peak, all clients of all processes connected). The last line: clients, connected, verified, failed (with the first
+ * failure), connect and total seconds. Exit status 0 only if every client verified every message.
+ *
+ * <p>Usage: {@code ConcurrentClients ENDPOINT CLIENTS SIZE COUNT TIMEOUT_SECONDS [THREADS] [--hold]}
  */
 public final class ConcurrentClients {
+    private static final int DEFAULT_THREADS = 4;
+
     private ConcurrentClients() {
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length != 5) {
-            throw new IllegalArgumentException("usage: ConcurrentClients ENDPOINT CLIENTS SIZE COUNT TIMEOUT_SECONDS");
-        }
-        String endpoint = args[0];
-        int clients = Integer.parseInt(args[1]);
-        int size = Integer.parseInt(args[2]);
-        int count = Integer.parseInt(args[3]);
-        long timeoutSeconds = Long.parseLong(args[4]);
-        CountDownLatch connected = new CountDownLatch(clients);
-        ExecutorService pool = Executors.newFixedThreadPool(clients);
-        long start = System.nanoTime();
-        List<Future<Void>> runs = new ArrayList<>();
-        for (int i = 0; i < clients; i++) {
-            int id = i;
-            runs.add(pool.submit(() -> {
-                run(endpoint, id, size, count, connected, timeoutSeconds);
-                return null;
-            }));
-        }
-        int verified = 0;
-        String firstFailure = null;
-        for (Future<Void> f : runs) {
-            try {
-                f.get(timeoutSeconds, TimeUnit.SECONDS);
-                verified++;
-            } catch (Exception e) {
-                if (firstFailure == null) {
-                    firstFailure = String.valueOf(e.getCause() != null ? e.getCause() : e);
-                }
-            }
-        }
-        pool.shutdownNow();
-        double seconds = (System.nanoTime() - start) / 1e9;
-        System.out.println(String.format(Locale.ROOT,
-                "{\"clients\":%d,\"verified\":%d,\"failed\":%d,\"seconds\":%.3f,\"first_failure\":%s}", clients,
-                verified, clients - verified, seconds, firstFailure == null ? "null" : Json.write(firstFailure)));
-        System.exit(verified == clients ? 0 : 1);
+    /** One client's connection: ours or the raw baseline's. */
+    private interface Client extends AutoCloseable {
+        void write(ByteBuffer b) throws IOException;
+
+        void readFully(ByteBuffer b) throws IOException;
+
+        @Override
+        void close();
     }
 
-    private static void run(String endpoint, int id, int size, int count, CountDownLatch connected,
-            long timeoutSeconds) throws Exception {
-        boolean counted = false;
-        try (Communicator c = Communicators.connect(endpoint)) {
+    public static void main(String[] args) throws Exception {
+        List<String> a = new ArrayList<>(List.of(args));
+        boolean hold = a.remove("--hold");
+        if (a.size() != 5 && a.size() != 6) {
+            throw new IllegalArgumentException("usage: ConcurrentClients ENDPOINT CLIENTS SIZE COUNT TIMEOUT_SECONDS"
+                    + " [THREADS] [--hold]");
+        }
+        String endpoint = a.get(0);
+        int clients = Integer.parseInt(a.get(1));
+        int size = Integer.parseInt(a.get(2));
+        int count = Integer.parseInt(a.get(3));
+        long timeoutSeconds = Long.parseLong(a.get(4));
+        int threads = Math.max(1, Math.min(clients, a.size() == 6 ? Integer.parseInt(a.get(5)) : DEFAULT_THREADS));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+
+        Client[] held = new Client[clients];
+        AtomicReference<String> firstFailure = new AtomicReference<>();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        long start = System.nanoTime();
+        long startMillis = System.currentTimeMillis();
+        List<Future<?>> phase = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int first = t;
+            phase.add(pool.submit(() -> {
+                for (int i = first; i < clients && System.nanoTime() - deadline < 0; i += threads) {
+                    try {
+                        held[i] = open(endpoint);
+                    } catch (Exception e) {
+                        firstFailure.compareAndSet(null, "client " + i + " connecting: " + e);
+                    }
+                }
+            }));
+        }
+        awaitAll(phase, deadline);
+        long connectNanos = System.nanoTime() - start;
+        long endMillis = System.currentTimeMillis();
+        int connected = 0;
+        for (Client c : held) {
+            connected += c == null ? 0 : 1;
+        }
+        System.out.println(String.format(Locale.ROOT, "{\"phase\":\"connected\",\"clients\":%d,\"connected\":%d,"
+                + "\"connect_seconds\":%.3f,\"connect_start_ms\":%d,\"connect_end_ms\":%d}", clients, connected,
+                connectNanos / 1e9, startMillis, endMillis));
+        System.out.flush();
+        if (hold) {
+            awaitGo(deadline);
+        }
+
+        boolean[] verified = new boolean[clients];
+        phase.clear();
+        for (int t = 0; t < threads; t++) {
+            int first = t;
+            phase.add(pool.submit(() -> echoAll(held, verified, first, threads, size, count, firstFailure)));
+        }
+        awaitAll(phase, deadline);
+        pool.shutdownNow();
+        for (Client c : held) {
+            if (c != null) {
+                c.close();
+            }
+        }
+        int ok = 0;
+        for (boolean v : verified) {
+            ok += v ? 1 : 0;
+        }
+        String failure = firstFailure.get();
+        if (failure == null && ok < clients) {
+            failure = (clients - ok) + " clients did not finish within " + timeoutSeconds + " s";
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        System.out.println(String.format(Locale.ROOT,
+                "{\"clients\":%d,\"threads\":%d,\"connected\":%d,\"verified\":%d,\"failed\":%d,\"connect_seconds\":%.3f,"
+                        + "\"seconds\":%.3f,\"first_failure\":%s}", clients, threads, connected, ok, clients - ok,
+                connectNanos / 1e9, seconds, failure == null ? "null" : Json.write(failure)));
+        System.out.flush();
+        System.exit(ok == clients ? 0 : 1);
+    }
+
+    /**
+     * Sends message m on every connection of this thread's share, then reads and checks every echo, COUNT times; a
+     * connection that fails is closed and left out from then on.
+     */
+    private static void echoAll(Client[] held, boolean[] verified, int first, int stride, int size, int count,
+            AtomicReference<String> firstFailure) {
+        ByteBuffer out = ByteBuffer.allocateDirect(size);
+        ByteBuffer in = ByteBuffer.allocateDirect(size);
+        boolean[] failed = new boolean[held.length];
+        for (int m = 0; m < count; m++) {
+            for (int i = first; i < held.length; i += stride) {
+                if (held[i] == null || failed[i]) {
+                    continue;
+                }
+                try {
+                    fill(out, i, m);
+                    held[i].write(out);
+                } catch (Exception e) {
+                    failed[i] = fail(held[i], firstFailure, "client " + i + " writing message " + m + ": " + e);
+                }
+            }
+            for (int i = first; i < held.length; i += stride) {
+                if (held[i] == null || failed[i]) {
+                    continue;
+                }
+                try {
+                    fill(out, i, m);
+                    in.clear();
+                    held[i].readFully(in);
+                    if (!in.flip().equals(out)) {
+                        throw new IOException("the echo of message " + m + " came back different");
+                    }
+                } catch (Exception e) {
+                    failed[i] = fail(held[i], firstFailure, "client " + i + ": " + e);
+                }
+            }
+        }
+        for (int i = first; i < held.length; i += stride) {
+            verified[i] = held[i] != null && !failed[i];
+        }
+    }
+
+    private static boolean fail(Client c, AtomicReference<String> firstFailure, String why) {
+        firstFailure.compareAndSet(null, why);
+        c.close();
+        return true;
+    }
+
+    private static void fill(ByteBuffer b, int client, int message) {
+        b.clear();
+        for (int i = 0; i < b.capacity(); i++) {
+            b.put(i, (byte) (client * 31 + message * 7 + i));
+        }
+    }
+
+    private static void awaitAll(List<Future<?>> futures, long deadline) throws InterruptedException {
+        for (Future<?> f : futures) {
+            try {
+                f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (Exception e) {
+                // a thread still going at the deadline, or failed: its clients count as not verified
+                f.cancel(true);
+            }
+        }
+    }
+
+    /** Waits for a line on standard input, at most until the deadline. */
+    private static void awaitGo(long deadline) throws InterruptedException {
+        Thread reader = new Thread(() -> {
+            try {
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+            } catch (IOException ignored) {
+                // end of input is a go as well
+            }
+        }, "clients-await-go");
+        reader.setDaemon(true);
+        reader.start();
+        reader.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+    }
+
+    private static Client open(String endpoint) throws IOException {
+        if (endpoint.startsWith("raw://")) {
+            return RawEcho.connect(Endpoint.parse("tcp://" + endpoint.substring("raw://".length())));
+        }
+        Communicator c = Communicators.connect(endpoint);
+        try {
             SessionClient.open(c, SessionRequest.echo());
-            connected.countDown();
-            counted = true;
-            if (!connected.await(timeoutSeconds, TimeUnit.SECONDS)) {
-                throw new IOException("client " + id + ": not all clients connected within " + timeoutSeconds + " s");
+        } catch (IOException | RuntimeException e) {
+            try {
+                c.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
             }
-            ByteBuffer out = ByteBuffer.allocateDirect(size);
-            ByteBuffer in = ByteBuffer.allocateDirect(size);
-            for (int m = 0; m < count; m++) {
-                for (int i = 0; i < size; i++) {
-                    out.put(i, (byte) (id * 31 + m * 7 + i));
-                }
-                out.clear();
-                c.write(out);
+            throw e;
+        }
+        return new Client() {
+            @Override
+            public void write(ByteBuffer b) throws IOException {
+                c.write(b);
                 c.sync();
-                in.clear();
-                c.readFully(in);
-                if (!in.flip().equals(out.flip())) {
-                    throw new IOException("client " + id + ": message " + m + " came back different");
+            }
+
+            @Override
+            public void readFully(ByteBuffer b) throws IOException {
+                c.readFully(b);
+            }
+
+            @Override
+            public void close() {
+                try {
+                    c.close();
+                } catch (IOException ignored) {
+                    // closing
                 }
             }
-        } finally {
-            if (!counted) {
-                // a client that failed to connect must not hold the others back until the timeout
-                connected.countDown();
+        };
+    }
+
+    /** A blocking {@code SocketChannel} with TCP_NODELAY: the raw baseline's client. */
+    private record RawEcho(SocketChannel channel) implements Client {
+        static RawEcho connect(Endpoint e) throws IOException {
+            SocketChannel ch = SocketChannel.open();
+            try {
+                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                ch.socket().connect(new InetSocketAddress(e.host(), e.port()),
+                        (int) e.duration(io.rdmacomm.api.EndpointOption.CONNECT_TIMEOUT).toMillis());
+                return new RawEcho(ch);
+            } catch (IOException | RuntimeException ex) {
+                ch.close();
+                throw ex;
+            }
+        }
+
+        @Override
+        public void write(ByteBuffer b) throws IOException {
+            while (b.hasRemaining()) {
+                channel.write(b);
+            }
+        }
+
+        @Override
+        public void readFully(ByteBuffer b) throws IOException {
+            while (b.hasRemaining()) {
+                if (channel.read(b) < 0) {
+                    throw new EOFException("the raw echo server closed the connection");
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // closing
             }
         }
     }

@@ -2,6 +2,7 @@ package io.rdmacomm.gvirtus;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.support.RateLimitedLog;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.channels.ClosedChannelException;
@@ -58,6 +59,7 @@ public final class GVirtuSBackend implements AutoCloseable {
     private final Duration closeTimeout;
     private final Map<Session, Thread> sessions = new LinkedHashMap<>();
     private final Thread acceptor;
+    private final RateLimitedLog acceptFailures = new RateLimitedLog(LOG);
     private long sessionCount;
     private boolean closed;
 
@@ -119,7 +121,8 @@ public final class GVirtuSBackend implements AutoCloseable {
                 if (isClosed()) {
                     return;
                 }
-                LOG.error("GVirtuS backend on {}: accept failed; retrying", server.endpoint(), e);
+                acceptFailures.warn("GVirtuS backend on {}: accept failed: {}; retrying", server.endpoint(),
+                        e.toString());
                 pauseAfterFailure();
                 continue;
             } catch (RuntimeException e) {

@@ -7,6 +7,7 @@ import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.Units;
+import io.rdmacomm.api.support.RateLimitedLog;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -64,6 +65,8 @@ public final class KvServer implements AutoCloseable {
     private final AtomicInteger threadNumbers = new AtomicInteger();
     private final CountDownLatch closed = new CountDownLatch(1);
     private volatile boolean closing;
+    private final RateLimitedLog acceptFailures = new RateLimitedLog(LOG);
+    private static final long ACCEPT_RETRY_MILLIS = 10;
     /** Data connections accepted, for the choice of their loop; the accepting thread's. */
     private long accepted;
 
@@ -194,10 +197,13 @@ public final class KvServer implements AutoCloseable {
             } catch (ClosedChannelException e) {
                 return;
             } catch (IOException | RuntimeException e) {
-                if (!closing) {
-                    LOG.warn("kv server: accepting a data connection failed, stopping the data plane", e);
+                if (closing) {
+                    return;
                 }
-                return;
+                // one peer's failure, or the process short of descriptors: the data plane serves on
+                acceptFailures.warn("kv server: accepting a data connection failed: {}; retrying", e.toString());
+                pauseAfterFailure();
+                continue;
             }
             DataLoop loop = loops.length == 0 ? null : loops[(int) (accepted++ % loops.length)];
             DataSession c = new DataSession(peer, store, sessions, config, loop, connections);
@@ -219,6 +225,15 @@ public final class KvServer implements AutoCloseable {
             } catch (RejectedExecutionException stopping) {
                 c.close();
             }
+        }
+    }
+
+    /** Waits a little after a failed accept, so a failure that repeats does not spin; close() ends the wait. */
+    private void pauseAfterFailure() {
+        try {
+            closed.await(ACCEPT_RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -3,6 +3,7 @@ package io.rdmacomm.servercomm;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.cli.Cli;
 import io.rdmacomm.cli.SecretOptions;
+import io.rdmacomm.cli.ServerLimits;
 import io.rdmacomm.gvirtus.GVirtuSLimits;
 import io.rdmacomm.session.ExchangeSettings;
 import io.rdmacomm.session.SessionProtocol;
@@ -45,9 +46,10 @@ public final class ServerMain implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE})")
     private String protocol;
 
-    @Option(names = "--max-sessions", paramLabel = "N", defaultValue = "256",
+    @Option(names = "--max-sessions", paramLabel = "N", defaultValue = "10000",
             description = "sessions served at once; further clients are refused as busy (session) or closed at once"
-                    + " (gvirtus) (default: ${DEFAULT-VALUE})")
+                    + " (gvirtus); lowered at start to what the descriptor limit (ulimit -n) holds, which is printed"
+                    + " (default: ${DEFAULT-VALUE})")
     private int maxSessions;
 
     @Option(names = "--max-input", paramLabel = "SIZE", defaultValue = "256m", converter = Cli.SizeConverter.class,
@@ -146,7 +148,10 @@ public final class ServerMain implements Callable<Integer> {
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--max-input: " + e.getMessage());
             }
-            return GVirtuSServing.run(endpoint, maxSessions, limits, spec.commandLine().getOut());
+            ServerLimits fit = ServerLimits.of(endpoint, maxSessions, 0);
+            spec.commandLine().getErr().println(fit.describe("servercomm", "sessions"));
+            spec.commandLine().getErr().flush();
+            return GVirtuSServing.run(fit.endpoint(), fit.maxSessions(), limits, spec.commandLine().getOut());
         }
         if (parsed.hasMatchedOption("--max-input")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--max-input applies to --protocol gvirtus"
@@ -181,7 +186,10 @@ public final class ServerMain implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e, null, null);
         }
         PrintWriter out = spec.commandLine().getOut();
-        SessionServer server = SessionServer.start(served, maxSessions, requestTimeout, settings);
+        ServerLimits fit = ServerLimits.of(served, maxSessions, 0);
+        spec.commandLine().getErr().println(fit.describe("servercomm", "sessions"));
+        spec.commandLine().getErr().flush();
+        SessionServer server = SessionServer.start(fit.endpoint(), fit.maxSessions(), requestTimeout, settings);
         // a logger made only now: one made when this class loads would fix slf4j-simple's level before
         // Cli.configureLogging has chosen it
         Logger log = LoggerFactory.getLogger(ServerMain.class);

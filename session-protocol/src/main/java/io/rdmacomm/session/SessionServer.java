@@ -3,6 +3,7 @@ package io.rdmacomm.session;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.support.RateLimitedLog;
 import io.rdmacomm.session.ExchangeSettings;
 import io.rdmacomm.session.SessionDispatcher;
 import io.rdmacomm.session.SessionStatus;
@@ -43,6 +44,9 @@ public final class SessionServer implements AutoCloseable {
     private final SessionThreads sessionThreads = SessionThreads.forThisJvm();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean stopping;
+    private final RateLimitedLog acceptFailures = new RateLimitedLog(LOG);
+    private final Object pause = new Object();
+    private static final long ACCEPT_RETRY_MILLIS = 10;
 
     private SessionServer(Communicator listener, int maxSessions, Duration requestTimeout, ExchangeSettings settings) {
         this.listener = listener;
@@ -115,11 +119,31 @@ public final class SessionServer implements AutoCloseable {
                         break;
                     }
                     throw e;
+                } catch (IOException e) {
+                    // one peer's failure, or the process short of descriptors: the server serves on
+                    acceptFailures.warn("accepting a peer on {} failed: {}; retrying", listener.endpoint(),
+                            e.toString());
+                    pauseAfterFailure();
+                    continue;
                 }
                 dispatch(peer);
             }
         } finally {
             shutDown();
+        }
+    }
+
+    /** Waits a little after a failed accept, so a failure that repeats does not spin; stop() ends the wait. */
+    private void pauseAfterFailure() {
+        synchronized (pause) {
+            if (!stopping) {
+                try {
+                    pause.wait(ACCEPT_RETRY_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    stopping = true;
+                }
+            }
         }
     }
 
@@ -154,6 +178,9 @@ public final class SessionServer implements AutoCloseable {
     /** Ends {@link #run()}: closes the listener, which unblocks its accept. Idempotent; returns at once. */
     public void stop() {
         stopping = true;
+        synchronized (pause) {
+            pause.notifyAll();
+        }
         closeQuietly(listener);
     }
 

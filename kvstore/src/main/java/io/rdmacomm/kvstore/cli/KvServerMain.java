@@ -2,6 +2,7 @@ package io.rdmacomm.kvstore.cli;
 
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.cli.Cli;
+import io.rdmacomm.cli.ServerLimits;
 import io.rdmacomm.kvstore.KvServer;
 import io.rdmacomm.kvstore.KvServerConfig;
 import io.rdmacomm.kvstore.ValueTransfer;
@@ -45,8 +46,9 @@ public final class KvServerMain implements Callable<Integer> {
             description = "longest key accepted, at most 65535 (default: ${DEFAULT-VALUE})")
     private int maxKey;
 
-    @Option(names = "--max-sessions", paramLabel = "N", defaultValue = "1024",
-            description = "clients served at once; further sessions are refused as busy (default: ${DEFAULT-VALUE})")
+    @Option(names = "--max-sessions", paramLabel = "N", defaultValue = "10000",
+            description = "clients served at once; further sessions are refused as busy; lowered at start to what the"
+                    + " descriptor limit (ulimit -n) holds, which is printed (default: ${DEFAULT-VALUE})")
     private int maxSessions;
 
     @Option(names = "--attach-timeout", paramLabel = "DURATION", defaultValue = "10s",
@@ -109,8 +111,12 @@ public final class KvServerMain implements Callable<Integer> {
         };
         KvServerConfig config;
         try {
-            config = new KvServerConfig(address.host(), address.port(), dataEndpoint, memory, maxValue, maxKey,
-                    maxSessions, attachTimeout, transfer, loops, loopSpin);
+            // each session holds a control-plane connection besides its data connection
+            ServerLimits fit = ServerLimits.of(dataEndpoint, Math.max(1, maxSessions), 1);
+            System.err.println(fit.describe("kv-server", "sessions"));
+            System.err.flush();
+            config = new KvServerConfig(address.host(), address.port(), fit.endpoint(), memory, maxValue, maxKey,
+                    maxSessions < 1 ? maxSessions : fit.maxSessions(), attachTimeout, transfer, loops, loopSpin);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -1,0 +1,39 @@
+package io.rdmacomm.cli;
+
+import io.rdmacomm.api.Communicators;
+import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.EndpointOption;
+import io.rdmacomm.api.support.DescriptorBudget;
+
+/**
+ * What a server binary may hold, decided as it starts (servercomm, kv-server): the sessions asked for and the
+ * endpoint's {@code maxHandshakes}, reduced where the process's descriptor limit cannot hold them
+ * ({@link DescriptorBudget}), with the line the server prints about it.
+ *
+ * @param endpoint the endpoint to serve, with {@code maxHandshakes} reduced where it had to be
+ * @param maxSessions the sessions the server may hold at once
+ * @param plan the budget behind both
+ */
+public record ServerLimits(Endpoint endpoint, int maxSessions, DescriptorBudget.Plan plan) {
+
+    /**
+     * The limits of a server of {@code endpoint} asked to hold {@code requestedSessions}, each costing the
+     * transport's descriptors per connection plus {@code extraPerSession} (a control-plane connection, say).
+     */
+    public static ServerLimits of(Endpoint endpoint, int requestedSessions, int extraPerSession) {
+        int perConnection = Communicators.provider(endpoint.scheme()).descriptorsPerConnection(endpoint)
+                + extraPerSession;
+        boolean capped = EndpointOption.MAX_HANDSHAKES.appliesTo(endpoint.scheme());
+        int handshakes = capped ? endpoint.intSize(EndpointOption.MAX_HANDSHAKES) : 1;
+        DescriptorBudget.Plan plan = DescriptorBudget.plan(requestedSessions, perConnection, handshakes);
+        Endpoint served = capped && plan.maxHandshakes() < handshakes
+                ? endpoint.with(EndpointOption.MAX_HANDSHAKES, Integer.toString(plan.maxHandshakes()))
+                : endpoint;
+        return new ServerLimits(served, plan.maxConnections(), plan);
+    }
+
+    /** The line a server prints at start: {@code "servercomm: descriptors: limit 20000, ..."}. */
+    public String describe(String server, String what) {
+        return server + ": " + plan.describe(what);
+    }
+}
