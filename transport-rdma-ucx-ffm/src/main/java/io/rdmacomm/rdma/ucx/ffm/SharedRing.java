@@ -63,6 +63,7 @@ final class SharedRing implements AutoCloseable {
     private static final int O_CLOEXEC = 0x80000;
     private static final int O_NOCTTY = 0x100;
     private static final int O_NONBLOCK = 0x800;
+    private static final int O_PATH = 0x200000;
     private static final int S_IFMT = 0170000;
     private static final int S_IFREG = 0100000;
     private static final int REQUIRED_SEALS = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
@@ -216,36 +217,40 @@ final class SharedRing implements AutoCloseable {
                     + " (rings are shared between processes of one user only)");
         }
         String named = "/proc/" + a.pid() + "/fd/" + a.fd();
-        Map<String, Object> before;
         try {
             if (!Files.readSymbolicLink(Path.of(named)).toString().startsWith(MEMFD_LINK)) {
                 throw new Refused(named + " is not a shared-ring memfd");
             }
-            before = Files.readAttributes(Path.of(named), "unix:*");
-        } catch (Refused e) {
-            throw e;
         } catch (IOException | RuntimeException e) {
+            if (e instanceof Refused r) {
+                throw r;
+            }
             throw new CommunicatorException("no " + named + " (closed, or the process is gone)");
         }
-        checkRingFile(named, before, a.size(), me);
-        int mine;
-        try (Arena scratch = Arena.ofConfined()) {
-            mine = (int) call(OPEN, scratch.allocateFrom(named), O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        }
-        if (mine < 0) {
+        // O_PATH pins the file without opening it (no driver's open runs, whatever it is); the checks are on that
+        // file, and the descriptor that maps is opened from it, so a descriptor number reused meanwhile changes
+        // nothing
+        int path = open(named, O_PATH | O_CLOEXEC);
+        if (path < 0) {
             throw new CommunicatorException("cannot open " + named + " (closed, or the process is gone)");
         }
+        Map<String, Object> pinned;
+        int mine;
         try {
-            Map<String, Object> after;
-            try {
-                after = Files.readAttributes(Path.of("/proc/self/fd/" + mine), "unix:*");
-            } catch (IOException | RuntimeException e) {
-                throw new CommunicatorException("cannot stat the descriptor opened from " + named);
-            }
-            if (!after.get("dev").equals(before.get("dev")) || !after.get("ino").equals(before.get("ino"))) {
+            pinned = stat(path, named);
+            checkRingFile(named, pinned, a.size(), me);
+            mine = open("/proc/self/fd/" + path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        } finally {
+            closeFd(path);
+        }
+        if (mine < 0) {
+            throw new CommunicatorException("cannot open " + named + " for writing");
+        }
+        try {
+            Map<String, Object> opened = stat(mine, named);
+            if (!opened.get("dev").equals(pinned.get("dev")) || !opened.get("ino").equals(pinned.get("ino"))) {
                 throw new Refused(named + " changed between its check and its opening");
             }
-            checkRingFile(named, after, a.size(), me);
             long seals = call(FCNTL_GET, mine, F_GET_SEALS);
             if (seals < 0 || (seals & REQUIRED_SEALS) != REQUIRED_SEALS) {
                 throw new Refused(named + " is not a memfd sealed against resizing");
@@ -263,11 +268,26 @@ final class SharedRing implements AutoCloseable {
             }
             if (!CLAIM.compareAndSet(mapping, (long) CLAIM_OFFSET, 0L, 1L)) {
                 arena.close();
-                throw new Refused("the ring " + named + " already has a writer (an advert of another connection)");
+                throw new Refused("the ring " + named + " already has its writer (an advert replayed from another connection)");
             }
             return new SharedRing(arena, mapping, -1, advert);
         } finally {
             closeFd(mine);
+        }
+    }
+
+    private static int open(String path, int flags) {
+        try (Arena scratch = Arena.ofConfined()) {
+            return (int) call(OPEN, scratch.allocateFrom(path), flags);
+        }
+    }
+
+    /** The {@code unix:*} attributes of the file an open descriptor of this process refers to. */
+    private static Map<String, Object> stat(int fd, String named) throws CommunicatorException {
+        try {
+            return Files.readAttributes(Path.of("/proc/self/fd/" + fd), "unix:*");
+        } catch (IOException | RuntimeException e) {
+            throw new CommunicatorException("cannot stat the descriptor opened from " + named);
         }
     }
 

@@ -166,7 +166,7 @@ class SharedRingTest {
                 SharedRing writer = SharedRing.map(owner.advert(), LENGTH)) {
             SharedRing.Refused e = assertThrows(SharedRing.Refused.class,
                     () -> SharedRing.map(owner.advert(), LENGTH).close());
-            assertTrue(e.getMessage().contains("already has a writer"), e.getMessage());
+            assertTrue(e.getMessage().contains("already has its writer"), e.getMessage());
             writer.ring().putInt(8, 0xCAFE);
             assertEquals(0xCAFE, owner.ring().getInt(8));
         }
