@@ -183,7 +183,7 @@ final class FfmMemory {
             try {
                 remote.mapped = SharedRing.map(key, (int) remote.descriptor.length());
             } catch (SharedRing.Refused e) {
-                REFUSED.warn("refusing the shared ring {} advertised: {}; this side's writes go as active messages",
+                REFUSED.warn("refusing the shared ring advertised by {}: {}; this side's writes go as active messages",
                         peerName, e.getMessage());
                 return null;
             } catch (IOException | RuntimeException | LinkageError e) {
