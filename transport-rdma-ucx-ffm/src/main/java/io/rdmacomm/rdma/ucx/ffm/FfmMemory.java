@@ -167,7 +167,7 @@ final class FfmMemory {
     /**
      * The peer's ring of {@code r} mapped into this process, or null: only where this node withholds one-sided
      * access, UCX may use shared memory, and the descriptor's key is the advert of a {@link SharedRing} on this host
-     * that this process can open (otherwise the writes travel as active messages, as before).
+     * that passes the writer's checks (otherwise the writes travel as active messages; a refused advert is logged).
      */
     MappedRing map(RemoteRegion r, String peerName) {
         Remote remote = (Remote) r;

@@ -32,11 +32,18 @@ import java.util.Map;
  * <p>The owner creates a sealed memfd ({@code memfd_create}, {@code F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL}, so
  * neither side can change its size and no access ever faults past its end) of one header page and the ring, maps
  * it, writes a random token into the header and advertises {@link #advert()}: its pid, the descriptor, the size,
- * the host's boot id and the token. The writer maps it only if the boot id is its own, the descriptor it opens
- * through {@code /proc/<pid>/fd/<fd>} carries the seals and exactly that size, and the header holds the token:
- * so a peer on another host, a pid that was reused, or an advert naming another file gives no mapping, and the
- * writer falls back to active messages. Opening another process's descriptor needs the kernel's ptrace read
- * permission (same user), as UCX's own shared memory does.
+ * the host's boot id and the token.
+ *
+ * <p>The advert comes from the peer, so the writer ({@link #map(byte[], int)}) opens nothing it names before the
+ * kernel confirms it: the boot id is its own; the process is of its own uid; the descriptor's {@code /proc} link
+ * names a memfd of the ring's name; the file, pinned with {@code O_PATH} (no driver's open runs), is regular, of its
+ * own uid, unlinked and of the advertised size. The descriptor that maps is opened from the pinned file
+ * ({@code O_NOCTTY | O_NONBLOCK | O_CLOEXEC}) and must carry the three seals; the mapped header must hold the token,
+ * and the writer claims the ring by a compare-and-set of a header word ({@link #CLAIM_OFFSET}), so each ring has one
+ * writer for its life and an advert replayed from another connection is refused. A refusal is a {@link Refused};
+ * the caller falls back to active messages. UCX does not tell which process is at an endpoint's other end, so the
+ * binding is to the token (a capability the owner gave its connection's peer) and the claim, not to the peer's pid:
+ * docs/security.md, "Stream rings on shared memory".
  *
  * <p>Both sides' mappings live in a shared {@link Arena}: closing it while another thread copies makes that copy
  * fail with {@link IllegalStateException} instead of touching unmapped memory.
