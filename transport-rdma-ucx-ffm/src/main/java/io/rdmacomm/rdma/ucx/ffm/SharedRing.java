@@ -275,7 +275,8 @@ final class SharedRing implements AutoCloseable {
             }
             if (!CLAIM.compareAndSet(mapping, (long) CLAIM_OFFSET, 0L, 1L)) {
                 arena.close();
-                throw new Refused("the ring " + named + " already has its writer (an advert replayed from another connection)");
+                throw new Refused("the ring " + named
+                        + " already has its writer (an advert replayed from another connection)");
             }
             return new SharedRing(arena, mapping, -1, advert);
         } finally {
@@ -299,7 +300,7 @@ final class SharedRing implements AutoCloseable {
     }
 
     /**
-     * Whether the file the advert names (stat through the {@code /proc} link, before and after opening it) is a
+     * Refuses the file the advert names (its attributes through a descriptor of this process) unless it can be a
      * ring: a regular file of this user, unlinked (as a memfd is), of the advertised size.
      */
     private static void checkRingFile(String named, Map<String, Object> stat, long size, long me) throws Refused {
