@@ -4,6 +4,7 @@ import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.RegisteredMemory;
+import io.rdmacomm.api.support.RateLimitedLog;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.MappedRing;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
@@ -34,6 +35,8 @@ import org.slf4j.LoggerFactory;
  */
 final class FfmMemory {
     private static final Logger LOG = LoggerFactory.getLogger(FfmMemory.class);
+    /** Adverts that name something other than a ring of this user that is free for a writer: a hostile peer. */
+    private static final RateLimitedLog REFUSED = new RateLimitedLog(LOG);
     private static final byte[] NO_KEY = new byte[0];
     /**
      * The process's count of this provider's regions, mapped or (where one-sided access is withheld) bounds only,
@@ -164,7 +167,7 @@ final class FfmMemory {
     /**
      * The peer's ring of {@code r} mapped into this process, or null: only where this node withholds one-sided
      * access, UCX may use shared memory, and the descriptor's key is the advert of a {@link SharedRing} on this host
-     * that this process can open (otherwise the writes travel as active messages, as before).
+     * that passes the writer's checks (otherwise the writes travel as active messages; a refused advert is logged).
      */
     MappedRing map(RemoteRegion r, String peerName) {
         Remote remote = (Remote) r;
@@ -179,6 +182,10 @@ final class FfmMemory {
             }
             try {
                 remote.mapped = SharedRing.map(key, (int) remote.descriptor.length());
+            } catch (SharedRing.Refused e) {
+                REFUSED.warn("refusing the shared ring advertised by {}: {}; this side's writes go as active messages",
+                        peerName, e.getMessage());
+                return null;
             } catch (IOException | RuntimeException | LinkageError e) {
                 LOG.debug("not mapping the ring of {}: {}", peerName, e.getMessage());
                 return null;

@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.Map;
 
 /**
  * A receive ring in shared memory that the writer on the same host maps and copies into itself, where UCX would
@@ -31,11 +32,18 @@ import java.util.HexFormat;
  * <p>The owner creates a sealed memfd ({@code memfd_create}, {@code F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL}, so
  * neither side can change its size and no access ever faults past its end) of one header page and the ring, maps
  * it, writes a random token into the header and advertises {@link #advert()}: its pid, the descriptor, the size,
- * the host's boot id and the token. The writer maps it only if the boot id is its own, the descriptor it opens
- * through {@code /proc/<pid>/fd/<fd>} carries the seals and exactly that size, and the header holds the token:
- * so a peer on another host, a pid that was reused, or an advert naming another file gives no mapping, and the
- * writer falls back to active messages. Opening another process's descriptor needs the kernel's ptrace read
- * permission (same user), as UCX's own shared memory does.
+ * the host's boot id and the token.
+ *
+ * <p>The advert comes from the peer, so the writer ({@link #map(byte[], int)}) opens nothing it names before the
+ * kernel confirms it: the boot id is its own; the process is of its own uid; the descriptor's {@code /proc} link
+ * names a memfd of the ring's name; the file, pinned with {@code O_PATH} (no driver's open runs), is regular, of its
+ * own uid, unlinked and of the advertised size. The descriptor that maps is opened from the pinned file
+ * ({@code O_NOCTTY | O_NONBLOCK | O_CLOEXEC}) and must carry the three seals; the mapped header must hold the token,
+ * and the writer claims the ring by a compare-and-set of a header word ({@link #CLAIM_OFFSET}), so each ring has one
+ * writer for its life and an advert replayed from another connection is refused. A refusal is a {@link Refused};
+ * the caller falls back to active messages. UCX does not tell which process is at an endpoint's other end, so the
+ * binding is to the token (a capability the owner gave its connection's peer) and the claim, not to the peer's pid:
+ * docs/security.md, "Stream rings on shared memory".
  *
  * <p>Both sides' mappings live in a shared {@link Arena}: closing it while another thread copies makes that copy
  * fail with {@link IllegalStateException} instead of touching unmapped memory.
@@ -49,6 +57,7 @@ final class SharedRing implements AutoCloseable {
     static final int ADVERT_LENGTH = 8 + 4 + 4 + 8 + 4 + 8 + 16 + 16;
     private static final int MAGIC = 0x5253484D; // "RSHM"
     private static final int VERSION = 1;
+    private static final String NAME = "rdmacomm-ring";
 
     private static final int MFD_CLOEXEC = 1;
     private static final int MFD_ALLOW_SEALING = 2;
@@ -59,6 +68,17 @@ final class SharedRing implements AutoCloseable {
     private static final int F_SEAL_GROW = 4;
     private static final int O_RDWR = 2;
     private static final int O_CLOEXEC = 0x80000;
+    private static final int O_NOCTTY = 0x100;
+    private static final int O_NONBLOCK = 0x800;
+    private static final int O_PATH = 0x200000;
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFREG = 0100000;
+    private static final int REQUIRED_SEALS = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+    /** What {@code /proc/<pid>/fd/<fd>} of a ring reads: the name {@link #create} gives its memfd. */
+    private static final String MEMFD_LINK = "/memfd:" + NAME + " ";
+    /** Where the header keeps the writer's claim: 0 until the first writer maps the ring, which sets it to 1. */
+    static final int CLAIM_OFFSET = 64;
+    private static final VarHandle CLAIM = JAVA_LONG.varHandle();
     private static final int PROT_READ_WRITE = 3;
     private static final int MAP_SHARED = 1;
     private static final int SEEK_END = 2;
@@ -74,6 +94,7 @@ final class SharedRing implements AutoCloseable {
             Linker.Option.firstVariadicArg(2));
     private static final MethodHandle OPEN = libc("open", FunctionDescriptor.of(INT, ADDRESS, INT),
             Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle GETEUID = libc("geteuid", FunctionDescriptor.of(INT));
     private static final MethodHandle CLOSE = libc("close", FunctionDescriptor.of(INT, INT));
     private static final MethodHandle LSEEK = libc("lseek", FunctionDescriptor.of(JAVA_LONG, INT, JAVA_LONG, INT));
     private static final MethodHandle MMAP = libc("mmap", FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG,
@@ -119,7 +140,7 @@ final class SharedRing implements AutoCloseable {
         long size = HEADER + (long) length;
         int fd;
         try (Arena scratch = Arena.ofConfined()) {
-            fd = (int) call(MEMFD_CREATE, scratch.allocateFrom("rdmacomm-ring"), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+            fd = (int) call(MEMFD_CREATE, scratch.allocateFrom(NAME), MFD_CLOEXEC | MFD_ALLOW_SEALING);
         }
         if (fd < 0) {
             throw new CommunicatorException("memfd_create failed for a " + length + " byte shared ring");
@@ -136,10 +157,9 @@ final class SharedRing implements AutoCloseable {
             RANDOM.nextBytes(token);
             mapping.set(JAVA_INT, 0, MAGIC);
             MemorySegment.copy(MemorySegment.ofArray(token), 0, mapping, 4, 16);
-            ByteBuffer a = ByteBuffer.allocate(ADVERT_LENGTH).putLong(0).putInt(MAGIC).putInt(VERSION)
-                    .putLong(ProcessHandle.current().pid()).putInt(fd).putLong(size).put(BOOT_ID).put(token);
+            byte[] advert = new Advert(ProcessHandle.current().pid(), fd, size, BOOT_ID, token).encode();
             done = true;
-            return new SharedRing(arena, mapping, fd, a.array());
+            return new SharedRing(arena, mapping, fd, advert);
         } finally {
             if (!done) {
                 closeFd(fd);
@@ -148,11 +168,11 @@ final class SharedRing implements AutoCloseable {
     }
 
     /**
-     * The writer's side: maps the ring of {@code length} bytes that {@code advert} names.
+     * The fields of a well-formed advert of a {@code length} byte ring on this host: nothing is opened or mapped.
      *
-     * @throws CommunicatorException naming why not (another host, a malformed advert, no access, wrong size or seals)
+     * @throws CommunicatorException naming why not (malformed, another host, a size that does not fit)
      */
-    static SharedRing map(byte[] advert, int length) throws IOException {
+    static Advert parse(byte[] advert, int length) throws CommunicatorException {
         if (advert.length != ADVERT_LENGTH) {
             throw new CommunicatorException("not a shared-ring advert (" + advert.length + " bytes)");
         }
@@ -173,37 +193,130 @@ final class SharedRing implements AutoCloseable {
             throw new CommunicatorException("the ring is on another host (boot id " + HexFormat.of().formatHex(boot)
                     + ")");
         }
-        if (size != HEADER + (long) length || pid <= 0 || pid > Integer.MAX_VALUE || fd < 0) {
+        if (length < 0 || size != HEADER + (long) length || pid <= 0 || pid > Integer.MAX_VALUE || fd < 0) {
             throw new CommunicatorException("shared-ring advert of " + size + " bytes, pid " + pid + ", fd " + fd
                     + " does not fit a " + length + " byte ring");
         }
-        String path = "/proc/" + pid + "/fd/" + fd;
+        return new Advert(pid, fd, size, boot, token);
+    }
+
+    /**
+     * The writer's side: maps the ring of {@code length} bytes that {@code advert} names, if it is a ring this side
+     * may write: see the class comment for the checks, all made before anything is mapped and those on the named
+     * file before it is opened.
+     *
+     * @throws Refused where the advert names something other than an unclaimed ring of this user (a peer's advert
+     *         replayed from another connection, another user's process or file, a descriptor that is no ring)
+     * @throws CommunicatorException naming why not otherwise (another host, a malformed advert, the process gone)
+     */
+    static SharedRing map(byte[] advert, int length) throws IOException {
+        Advert a = parse(advert, length);
+        long me = call(GETEUID);
+        Path process = Path.of("/proc", Long.toString(a.pid()));
+        Map<String, Object> owner;
+        try {
+            owner = Files.readAttributes(process, "unix:uid");
+        } catch (IOException | RuntimeException e) {
+            throw new CommunicatorException("no process " + a.pid() + " (gone, or hidden from this one)");
+        }
+        if (((Number) owner.get("uid")).longValue() != me) {
+            throw new Refused("process " + a.pid() + " belongs to uid " + owner.get("uid") + ", not to " + me
+                    + " (rings are shared between processes of one user only)");
+        }
+        String named = "/proc/" + a.pid() + "/fd/" + a.fd();
+        try {
+            if (!Files.readSymbolicLink(Path.of(named)).toString().startsWith(MEMFD_LINK)) {
+                throw new Refused(named + " is not a shared-ring memfd");
+            }
+        } catch (IOException | RuntimeException e) {
+            if (e instanceof Refused r) {
+                throw r;
+            }
+            throw new CommunicatorException("no " + named + " (closed, or the process is gone)");
+        }
+        // O_PATH pins the file without opening it (no driver's open runs, whatever it is); the checks are on that
+        // file, and the descriptor that maps is opened from it, so a descriptor number reused meanwhile changes
+        // nothing
+        int path = open(named, O_PATH | O_CLOEXEC);
+        if (path < 0) {
+            throw new CommunicatorException("cannot open " + named + " (closed, or the process is gone)");
+        }
+        Map<String, Object> pinned;
         int mine;
-        try (Arena scratch = Arena.ofConfined()) {
-            mine = (int) call(OPEN, scratch.allocateFrom(path), O_RDWR | O_CLOEXEC);
+        try {
+            pinned = stat(path, named);
+            checkRingFile(named, pinned, a.size(), me);
+            mine = open("/proc/self/fd/" + path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        } finally {
+            closeFd(path);
         }
         if (mine < 0) {
-            throw new CommunicatorException("cannot open " + path + " (another user, or the process is gone)");
+            throw new CommunicatorException("cannot open " + named + " for writing");
         }
         try {
+            Map<String, Object> opened = stat(mine, named);
+            if (!opened.get("dev").equals(pinned.get("dev")) || !opened.get("ino").equals(pinned.get("ino"))) {
+                throw new Refused(named + " changed between its check and its opening");
+            }
             long seals = call(FCNTL_GET, mine, F_GET_SEALS);
-            if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
-                throw new CommunicatorException(path + " is not a memfd sealed against resizing");
+            if (seals < 0 || (seals & REQUIRED_SEALS) != REQUIRED_SEALS) {
+                throw new Refused(named + " is not a memfd sealed against resizing");
             }
             long actual = call(LSEEK, mine, 0L, SEEK_END);
-            if (actual != size) {
-                throw new CommunicatorException(path + " has " + actual + " bytes, not " + size);
+            if (actual != a.size()) {
+                throw new Refused(named + " has " + actual + " bytes, not " + a.size());
             }
             Arena arena = Arena.ofShared();
-            MemorySegment mapping = map(mine, size, arena);
+            MemorySegment mapping = map(mine, a.size(), arena);
             if (mapping.get(JAVA_INT, 0) != MAGIC
-                    || MemorySegment.mismatch(mapping, 4, 20, MemorySegment.ofArray(token), 0, 16) != -1) {
+                    || MemorySegment.mismatch(mapping, 4, 20, MemorySegment.ofArray(a.token()), 0, 16) != -1) {
                 arena.close();
-                throw new CommunicatorException(path + " is not the advertised ring (token differs)");
+                throw new Refused(named + " is not the advertised ring (token differs)");
+            }
+            if (!CLAIM.compareAndSet(mapping, (long) CLAIM_OFFSET, 0L, 1L)) {
+                arena.close();
+                throw new Refused("the ring " + named
+                        + " already has its writer (an advert replayed from another connection)");
             }
             return new SharedRing(arena, mapping, -1, advert);
         } finally {
             closeFd(mine);
+        }
+    }
+
+    private static int open(String path, int flags) {
+        try (Arena scratch = Arena.ofConfined()) {
+            return (int) call(OPEN, scratch.allocateFrom(path), flags);
+        }
+    }
+
+    /** The {@code unix:*} attributes of the file an open descriptor of this process refers to. */
+    private static Map<String, Object> stat(int fd, String named) throws CommunicatorException {
+        try {
+            return Files.readAttributes(Path.of("/proc/self/fd/" + fd), "unix:*");
+        } catch (IOException | RuntimeException e) {
+            throw new CommunicatorException("cannot stat the descriptor opened from " + named);
+        }
+    }
+
+    /**
+     * Refuses the file the advert names (its attributes through a descriptor of this process) unless it can be a
+     * ring: a regular file of this user, unlinked (as a memfd is), of the advertised size.
+     */
+    private static void checkRingFile(String named, Map<String, Object> stat, long size, long me) throws Refused {
+        int mode = ((Number) stat.get("mode")).intValue();
+        long uid = ((Number) stat.get("uid")).longValue();
+        if ((mode & S_IFMT) != S_IFREG) {
+            throw new Refused(named + " is not a regular file (mode " + Integer.toOctalString(mode) + ")");
+        }
+        if (uid != me) {
+            throw new Refused(named + " belongs to uid " + uid + ", not to " + me);
+        }
+        if (((Number) stat.get("nlink")).longValue() != 0) {
+            throw new Refused(named + " has a name in a file system: not a memfd");
+        }
+        if (((Number) stat.get("size")).longValue() != size) {
+            throw new Refused(named + " has " + stat.get("size") + " bytes, not " + size);
         }
     }
 
@@ -283,6 +396,26 @@ final class SharedRing implements AutoCloseable {
             return id.length == 16 ? id : null;
         } catch (IOException | RuntimeException e) {
             return null;
+        }
+    }
+
+    /** The fields of an advert ({@link #parse}); {@link #encode} gives its bytes back. */
+    record Advert(long pid, int fd, long size, byte[] boot, byte[] token) {
+        byte[] encode() {
+            return ByteBuffer.allocate(ADVERT_LENGTH).putLong(0).putInt(MAGIC).putInt(VERSION).putLong(pid).putInt(fd)
+                    .putLong(size).put(boot).put(token).array();
+        }
+    }
+
+    /**
+     * A well-formed advert of this host that names something this side must not write: another user's process or
+     * file, a descriptor that is no sealed ring, a ring whose token differs or that already has its writer.
+     */
+    static final class Refused extends CommunicatorException {
+        private static final long serialVersionUID = 1L;
+
+        Refused(String message) {
+            super(message);
         }
     }
 }

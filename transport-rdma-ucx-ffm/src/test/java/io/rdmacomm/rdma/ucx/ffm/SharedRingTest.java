@@ -1,12 +1,20 @@
 package io.rdmacomm.rdma.ucx.ffm;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdmacomm.api.CommunicatorException;
+import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,7 +24,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The shared ring's checks on the writer's side: only the advertised, sealed memfd of this host is mapped, and a
+ * The shared ring's checks on the writer's side: only the advertised, sealed memfd of this host and this user is
+ * mapped, once, and nothing else a peer names is opened (pipes, terminals, other users' processes and files); a
  * closed mapping fails a copy instead of faulting. Both sides in this process ({@code /proc/self}); the engine's use
  * across processes is {@link FfmSharedRingStreamTest}.
  */
@@ -82,17 +91,84 @@ class SharedRingTest {
         Process p = new ProcessBuilder("true").start();
         p.waitFor();
         long gone = p.pid();
-        refused(a -> ByteBuffer.wrap(a).putLong(16, gone), "cannot open");
+        refused(a -> ByteBuffer.wrap(a).putLong(16, gone), "no process");
     }
 
     /** A plain file can shrink under the writer (a fault at its next store): only a sealed memfd is mapped. */
     @Test
-    void aDescriptorThatIsNotASealedMemfdIsRefused(@TempDir Path dir) throws Exception {
+    void aDescriptorThatIsNotAMemfdIsRefused(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("not-a-ring");
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
             raf.setLength(SharedRing.HEADER + LENGTH);
             int fd = descriptorOf(file);
-            refused(a -> ByteBuffer.wrap(a).putInt(24, fd), "not a memfd sealed");
+            refused(a -> ByteBuffer.wrap(a).putInt(24, fd), "not a shared-ring memfd");
+        }
+    }
+
+    /** A memfd of the ring's name and size but without the seals could shrink under the writer. */
+    @Test
+    void aMemfdWithoutTheSealsIsRefused() throws Exception {
+        try (Memfd unsealed = new Memfd("rdmacomm-ring", SharedRing.HEADER + LENGTH, false)) {
+            refused(a -> ByteBuffer.wrap(a).putInt(24, unsealed.fd), "not a memfd sealed");
+        }
+    }
+
+    /** Pipes, terminals and devices are refused by what their descriptor names, before anything is opened. */
+    @Test
+    void aPipeOrATerminalIsRefusedUnopened() throws Exception {
+        Process cat = new ProcessBuilder("cat").start();
+        try {
+            long pid = cat.pid();
+            refused(a -> ByteBuffer.wrap(a).putLong(16, pid).putInt(24, 0), "not a shared-ring memfd");
+        } finally {
+            cat.destroyForcibly().waitFor();
+        }
+        try (RandomAccessFile ptmx = new RandomAccessFile("/dev/ptmx", "rw")) {
+            int fd = descriptorOf(Path.of("/dev/ptmx").toRealPath());
+            refused(a -> ByteBuffer.wrap(a).putInt(24, fd), "not a shared-ring memfd");
+        } catch (java.io.FileNotFoundException noPtys) {
+            // no pseudo-terminals in this container: the pipe above is the case
+        }
+    }
+
+    /** A ring of this host that belongs to another user is not this side's to write, whatever its checks. */
+    @Test
+    void aMemfdOfAnotherUserIsRefused() throws Exception {
+        try (Memfd other = new Memfd("rdmacomm-ring", SharedRing.HEADER + LENGTH, true)) {
+            assumeTrue(other.chown(65_534), "changing a file's owner needs root");
+            refused(a -> ByteBuffer.wrap(a).putInt(24, other.fd), "belongs to uid 65534");
+        }
+    }
+
+    @Test
+    void aProcessOfAnotherUserIsRefused() throws Exception {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")) && isRoot(), "needs root and setpriv");
+        Process other = new ProcessBuilder("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                "cat").start();
+        try {
+            other.getOutputStream().write('x');
+            other.getOutputStream().flush();
+            assertEquals('x', other.getInputStream().read(), "the child runs as another user");
+            long pid = other.pid();
+            refused(a -> ByteBuffer.wrap(a).putLong(16, pid).putInt(24, 0), "belongs to uid 65534");
+        } finally {
+            other.destroyForcibly().waitFor();
+        }
+    }
+
+    /**
+     * An advert replayed from another connection names a ring whose writer has mapped it already: refused, and
+     * the first writer's mapping goes on working.
+     */
+    @Test
+    void aReplayedAdvertOfARingWithAWriterIsRefused() throws Exception {
+        try (SharedRing owner = SharedRing.create(LENGTH);
+                SharedRing writer = SharedRing.map(owner.advert(), LENGTH)) {
+            SharedRing.Refused e = assertThrows(SharedRing.Refused.class,
+                    () -> SharedRing.map(owner.advert(), LENGTH).close());
+            assertTrue(e.getMessage().contains("already has its writer"), e.getMessage());
+            writer.ring().putInt(8, 0xCAFE);
+            assertEquals(0xCAFE, owner.ring().getInt(8));
         }
     }
 
@@ -113,6 +189,59 @@ class SharedRingTest {
             tamper.accept(advert);
             CommunicatorException e = assertThrows(CommunicatorException.class, () -> SharedRing.map(advert, LENGTH));
             assertTrue(e.getMessage().contains(reason), e.getMessage());
+        }
+    }
+
+    private static boolean isRoot() throws Exception {
+        return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0;
+    }
+
+    /** A memfd made here, optionally with a ring's seals, that a test's adverts point at. */
+    static final class Memfd implements AutoCloseable {
+        private static final Linker LINKER = Linker.nativeLinker();
+        final int fd;
+
+        Memfd(String name, long size, boolean sealed) throws Exception {
+            try (Arena a = Arena.ofConfined()) {
+                fd = call("memfd_create", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), a.allocateFrom(name),
+                        3); // MFD_CLOEXEC | MFD_ALLOW_SEALING
+            }
+            assertTrue(fd >= 0, "memfd_create");
+            try (RandomAccessFile f = new RandomAccessFile("/proc/self/fd/" + fd, "rw")) {
+                f.setLength(size);
+            }
+            if (sealed) {
+                // F_ADD_SEALS: F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW
+                assertEquals(0, call("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), fd,
+                        1033, 7));
+            }
+        }
+
+        boolean chown(int uid) {
+            try {
+                Files.setAttribute(Path.of("/proc/self/fd/" + fd), "unix:uid", uid);
+                return true;
+            } catch (IOException | SecurityException e) {
+                return false;
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            call("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT), fd);
+        }
+
+        private static int call(String name, FunctionDescriptor d, Object... args) throws Exception {
+            Linker.Option[] options = name.equals("fcntl") ? new Linker.Option[] {Linker.Option.firstVariadicArg(2)}
+                    : new Linker.Option[0];
+            MethodHandle h = LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), d, options);
+            try {
+                return (int) h.invokeWithArguments(args);
+            } catch (Exception | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new AssertionError(t);
+            }
         }
     }
 
