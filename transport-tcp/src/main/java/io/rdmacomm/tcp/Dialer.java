@@ -124,7 +124,17 @@ final class Dialer {
         short flags = (short) ((secret == null ? Handshake.NO_FLAGS : Handshake.FLAG_AUTH) | heartbeatBits);
         send(Handshake.encode(flags), "sending the handshake to");
         ByteBuffer reply = ByteBuffer.allocate(Handshake.LENGTH);
-        receive(reply, "waiting for the handshake of");
+        try {
+            receive(reply, "waiting for the handshake of");
+        } catch (SocketTimeoutException | ClosedChannelException | SSLException e) {
+            throw e;
+        } catch (IOException e) {
+            if (reply.position() == 0) {
+                // a server that closes a peer it cannot take, unread hello and all, resets the connection
+                throw Handshake.closedBeforeAnswering("peer " + where, e);
+            }
+            throw e;
+        }
         CommunicatorException refused = Handshake.checkServerReply(reply, reply.position(), "peer " + where);
         if (refused != null) {
             throw refused;
