@@ -3,6 +3,7 @@ package io.rdmacomm.tcp;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -70,8 +71,11 @@ record BoundListener(Endpoint endpoint, ServerSocketChannel listener, Selector s
 
     /** net.core.somaxconn, or -1 where it cannot be read. */
     static int somaxconn() {
-        try {
-            return Integer.parseInt(Files.readString(SOMAXCONN, StandardCharsets.US_ASCII).trim());
+        // one read: a sysctl file reads as empty past offset 0, so a reader that starts with one byte gets "4"
+        try (InputStream in = Files.newInputStream(SOMAXCONN)) {
+            byte[] b = new byte[32];
+            int n = in.read(b);
+            return n <= 0 ? -1 : Integer.parseInt(new String(b, 0, n, StandardCharsets.US_ASCII).trim());
         } catch (IOException | RuntimeException e) {
             return -1;
         }

@@ -423,7 +423,7 @@ final class TcpServer implements AutoCloseable {
         SelectionKey key = silent.iterator().next();
         Pending p = (Pending) key.attachment();
         peerLog.warn("{}: dropped peer {}: it sent nothing for {} while {}", endpoint, p.handshake().peer,
-                Settings.format(now - p.acceptedAt()), why);
+                TimeUnit.NANOSECONDS.toMillis(now - p.acceptedAt()) + " ms", why);
         forget(key);
         return true;
     }
