@@ -191,6 +191,11 @@ public final class AcceptGuard implements AutoCloseable {
         return n == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(n + 999_999));
     }
 
+    /** The back-off the last failure set, whether or not it has passed (tests); 0 after a success. */
+    long backoffStepNanos() {
+        return backoff;
+    }
+
     /** Failed accepts so far. */
     public long failures() {
         return failures;
