@@ -84,7 +84,12 @@ final class Dialer {
         } catch (SocketTimeoutException | ClosedChannelException e) {
             throw e;
         } catch (IOException e) {
-            ConnectException ce = new ConnectException("cannot connect to " + where + ": " + e);
+            String why = String.valueOf(e.getMessage()).contains("reset")
+                    // accepted, then closed at once with our hello unread: a server that cannot take us
+                    ? "the server closed the connection before answering the handshake (it may be at its connection"
+                            + " limit or out of file descriptors; try again later): " + e.getMessage()
+                    : e.toString();
+            ConnectException ce = new ConnectException("cannot connect to " + where + ": " + why);
             ce.initCause(e);
             throw ce;
         }

@@ -90,6 +90,7 @@ class TcpDescriptorFloodTest {
         assertTrue(warnings.size() <= MAX_WARN_LINES, warnings.size() + " WARN lines for a flood of " + SILENT
                 + " peers; at most " + MAX_WARN_LINES + " expected:\n" + String.join("\n", warnings));
         System.out.println("flood of " + SILENT + " at ulimit -n " + LIMIT + ": the real client echoed in "
-                + clientMillis + " ms; the server wrote " + warnings.size() + " WARN lines:\n" + String.join("\n", warnings));
+                + clientMillis + " ms; the server wrote " + warnings.size() + " WARN lines:\n"
+                + String.join("\n", warnings));
     }
 }

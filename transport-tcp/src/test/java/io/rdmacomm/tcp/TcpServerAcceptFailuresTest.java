@@ -1,13 +1,17 @@
 package io.rdmacomm.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.HandshakeException;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -86,6 +90,41 @@ class TcpServerAcceptFailuresTest {
                 assertEquals(9, Raw.readExactly(peer, 1).get());
             }
         }
+    }
+
+    /** A server that takes the client's connection and hangs up, having read its hello or not. */
+    private void assertClientSaysTheServerHungUpBeforeAnswering(boolean readHello) throws Exception {
+        try (ServerSocketChannel listener = Raw.listen()) {
+            Future<?> hangUp = helper.submit(() -> {
+                try (SocketChannel c = listener.accept()) {
+                    if (readHello) {
+                        Raw.readExactly(c, Handshake.LENGTH);
+                    } else {
+                        // leave the hello unread: the close then resets the connection
+                        c.setOption(java.net.StandardSocketOptions.SO_LINGER, 0);
+                    }
+                }
+                return null;
+            });
+            // a reset can arrive before the client finished connecting (a ConnectException) or while it waits
+            // for the answer (a HandshakeException): either names the likely reason
+            IOException e = assertThrows(IOException.class, () -> Communicators.connect(
+                    "tcp://127.0.0.1:" + Raw.port(listener) + "?connectTimeout=10s"));
+            hangUp.get(10, TimeUnit.SECONDS);
+            assertTrue(e instanceof HandshakeException || (!readHello && e instanceof ConnectException), e.toString());
+            assertTrue(e.getMessage().contains("closed the connection before answering the handshake (it may be at"
+                    + " its connection limit or out of file descriptors"), e.getMessage());
+        }
+    }
+
+    @Test
+    void clientNamesAServerThatClosedBeforeAnswering() throws Exception {
+        assertClientSaysTheServerHungUpBeforeAnswering(true);
+    }
+
+    @Test
+    void clientNamesAServerThatResetTheConnectionBeforeAnswering() throws Exception {
+        assertClientSaysTheServerHungUpBeforeAnswering(false);
     }
 
     @Test
