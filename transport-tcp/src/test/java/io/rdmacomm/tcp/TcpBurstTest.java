@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(120)
 class TcpBurstTest {
-    private static final int CLIENTS = 1000;
+    /** 1000; {@code -Dtcp.burst.clients=N} for a one-off larger burst (mind the descriptor limit: ~6 per client). */
+    private static final int CLIENTS = Integer.getInteger("tcp.burst.clients", 1000);
 
     @Test
     void thousandClientsConnectingAtOnceAllGetIn() throws Exception {
@@ -91,6 +92,7 @@ class TcpBurstTest {
             assertTrue(failures.isEmpty(), failures.size() + " failures in a burst of " + CLIENTS + " clients, e.g. "
                     + failures.stream().limit(5).toList());
             assertEquals(CLIENTS, echoed.get(), "clients echoed (in " + seconds + " s)");
+            System.out.println("burst of " + CLIENTS + " tcp:// clients: all handshook and echoed in " + seconds + " s");
         } finally {
             echoers.shutdownNow();
             assertTrue(echoers.awaitTermination(10, TimeUnit.SECONDS));
