@@ -34,8 +34,9 @@ public enum EndpointOption {
             "on a server: the listen queue for peers not yet taken by the accept thread, so a burst of connects"
                     + " waits rather than fails; the kernel caps it at net.core.somaxconn"),
     MAX_HANDSHAKES("maxHandshakes", Type.SIZE, "1024", Set.of("tcp", "rdma"),
-            "on a server: peers in handshake at once; past it the one silent longest is dropped for a newcomer, and"
-                    + " while every one of them is still talking the server leaves newcomers in the listen queue"),
+            "on a server: peers in handshake at once; past it a newcomer takes the place of the one silent longest,"
+                    + " once that one has sent nothing for a second, and while none has been silent that long the"
+                    + " server leaves newcomers in the listen queue"),
     MAX_REGISTERED("maxRegistered", Type.SIZE, "1g", Set.of(),
             "the most memory one connection may register: its regions, and on rdma:// also its ring,"
                     + " staging and zero-copy cache"),

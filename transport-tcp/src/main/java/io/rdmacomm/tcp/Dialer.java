@@ -84,7 +84,12 @@ final class Dialer {
         } catch (SocketTimeoutException | ClosedChannelException e) {
             throw e;
         } catch (IOException e) {
-            ConnectException ce = new ConnectException("cannot connect to " + where + ": " + e);
+            String why = String.valueOf(e.getMessage()).contains("reset")
+                    // accepted, then closed at once with our hello unread: a server that cannot take us
+                    ? "the server closed the connection before answering the handshake (it may be at its connection"
+                            + " limit or out of file descriptors; try again later): " + e.getMessage()
+                    : e.toString();
+            ConnectException ce = new ConnectException("cannot connect to " + where + ": " + why);
             ce.initCause(e);
             throw ce;
         }
@@ -124,7 +129,17 @@ final class Dialer {
         short flags = (short) ((secret == null ? Handshake.NO_FLAGS : Handshake.FLAG_AUTH) | heartbeatBits);
         send(Handshake.encode(flags), "sending the handshake to");
         ByteBuffer reply = ByteBuffer.allocate(Handshake.LENGTH);
-        receive(reply, "waiting for the handshake of");
+        try {
+            receive(reply, "waiting for the handshake of");
+        } catch (SocketTimeoutException | ClosedChannelException | SSLException e) {
+            throw e;
+        } catch (IOException e) {
+            if (reply.position() == 0) {
+                // a server that closes a peer it cannot take, unread hello and all, resets the connection
+                throw Handshake.closedBeforeAnswering("peer " + where, e);
+            }
+            throw e;
+        }
         CommunicatorException refused = Handshake.checkServerReply(reply, reply.position(), "peer " + where);
         if (refused != null) {
             throw refused;

@@ -139,6 +139,9 @@ final class Handshake {
         if (!magicPrefixMatches(b, n)) {
             return badMagic(b, n, where);
         }
+        if (n == 0) {
+            return closedBeforeAnswering(where, null);
+        }
         if (n < LENGTH) {
             return new HandshakeException(where + " closed the connection during the handshake after " + n
                     + " of " + LENGTH + " bytes: " + hex(b, n));
@@ -163,6 +166,16 @@ final class Handshake {
             return new HandshakeException(where + " answered the handshake with unknown status " + status);
         }
         return null;
+    }
+
+    /**
+     * The server hung up (or reset the connection, {@code cause}) before it sent a byte of its answer: what a server
+     * does to a peer it cannot take.
+     */
+    static HandshakeException closedBeforeAnswering(String where, Throwable cause) {
+        return new HandshakeException(where + " closed the connection before answering the handshake (it may be at"
+                + " its connection limit or out of file descriptors; try again later)"
+                + (cause == null ? "" : ": " + cause.getMessage()), cause);
     }
 
     /**

@@ -1,12 +1,17 @@
 package io.rdmacomm.tcp;
 
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.api.EndpointOption;
+import io.rdmacomm.api.support.AcceptGuard;
+import io.rdmacomm.api.support.DescriptorBudget;
+import io.rdmacomm.api.support.RateLimitedLog;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
@@ -17,39 +22,88 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A listening socket. One thread ("rdmacomm-tcp-accept") multiplexes accepting and every pending handshake
- * on one selector, so a silent or slow client delays nobody; peers that complete the handshake queue up for
- * {@link #accept()}. At most {@link #BACKLOG} peers wait in handshake: a further peer evicts the oldest of them,
- * so silent connections, however many, cannot keep a real client out (each is dropped at its handshakeTimeout
- * anyway). At most {@link #BACKLOG} handshaken peers wait for {@link #accept()}; then the thread stops accepting,
- * leaving further peers in the kernel's listen backlog until the application accepts.
+ * A listening socket. One thread ("rdmacomm-tcp-accept") multiplexes accepting and every pending handshake on one
+ * selector, so a silent or slow client delays nobody; peers that complete the handshake queue up for
+ * {@link #accept()}.
+ *
+ * <p>Limits, so that neither a flood of connections nor a burst of real clients makes it lose peers or die:
+ * <ul>
+ * <li>The kernel holds peers not yet accepted in the listen queue, {@code backlog} long ({@link BoundListener}).
+ * <li>At most {@code maxHandshakes} peers are in handshake at once. When that many are, a newcomer takes the place of
+ * the peer that has been silent longest (sent no byte since it was accepted), but only once it has been silent for
+ * {@link #EVICT_SILENT_AFTER_NANOS}: a live client that was not scheduled yet is never dropped for another. While
+ * every peer in handshake is younger or talking, the thread stops accepting and newcomers wait in the listen queue
+ * until a slot frees. Each peer is dropped at its {@code handshakeTimeout} anyway.
+ * <li>When the process runs out of descriptors, accepting backs off and retries ({@link AcceptGuard}); silent peers
+ * are dropped to make room for waiting ones, and for a while fewer peers are held in handshake, so that
+ * {@link #HEADROOM} descriptors stay free for the application to set up the connections it accepts.
+ * <li>At most {@link #READY_MAX} handshaken peers wait for {@link #accept()}; then the thread stops accepting, leaving
+ * further peers in the listen queue until the application accepts.
+ * </ul>
+ * A failure with one peer drops that peer only, and a failure of the loop itself is retried after a short pause: the
+ * thread ends only when the server is closed. Lines about dropped peers and failed accepts are rate-limited
+ * ({@link RateLimitedLog}), so that a slow log never slows accepting.
  */
 final class TcpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TcpServer.class);
-    static final int BACKLOG = 128;
+    /** Handshaken peers waiting for {@link #accept()} at most; past it the thread stops accepting. */
+    static final int READY_MAX = 128;
+    /** A peer in handshake that sent nothing for this long may be dropped for a waiting newcomer. */
+    static final long EVICT_SILENT_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Descriptors kept free for the application while the process is at its descriptor limit. */
+    static final int HEADROOM = 32;
+    /** How often the descriptors in use are counted again while the process is at its limit. */
+    private static final long PRESSURE_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Peers accepted per turn of the loop at most, so that handshakes progress during a burst. */
+    private static final int ACCEPT_BATCH = 256;
+    /** How long the loop pauses after a failure of its own (not of one peer's), before it goes on. */
+    private static final long LOOP_FAILURE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final Object CLOSED = new Object();
 
     private final Endpoint endpoint;
     private final Settings settings;
     private final ServerSocketChannel listener;
+    /** What accepts are taken from: the listener, or in tests a wrapper that fails on purpose. */
+    private final ServerSocketChannel acceptFrom;
     private final Selector selector;
     private final Thread thread;
-    /** Handshaken peers ({@link Accepted}), {@link IOException}s of the listener, or {@link #CLOSED}. */
+    private final int maxHandshakes;
+    private final AcceptGuard guard;
+    private final RateLimitedLog peerLog = new RateLimitedLog(LOG);
+    private final RateLimitedLog loopLog = new RateLimitedLog(LOG);
+    /** Handshaken peers ({@link Accepted}), an {@link IOException} if the listener is gone, or {@link #CLOSED}. */
     private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
     /** Keys of peers in handshake, oldest first (handshakes share one timeout, so also by deadline). */
     private final LinkedHashSet<SelectionKey> pending = new LinkedHashSet<>();
+    /** The keys of {@link #pending} whose peer has sent nothing yet, oldest (so silent longest) first. */
+    private final LinkedHashSet<SelectionKey> silent = new LinkedHashSet<>();
+    /** Peers handshaken in this turn of the loop, handed over once their keys left the selector. */
+    private final List<Accepted> done = new ArrayList<>();
+    /** While the process is at its descriptor limit: peers in handshake at most; else {@code MAX_VALUE}. */
+    private int descriptorCap = Integer.MAX_VALUE;
+    /** When to count descriptors again while {@link #descriptorCap} holds. */
+    private long descriptorRecheckAt;
+    /** Whether keys were cancelled whose channels the selector has not released yet. */
+    private boolean cancelled;
+    private boolean accepting = true;
     private volatile boolean closed;
-    private volatile boolean paused;
+    private volatile boolean readyFull;
 
-    private TcpServer(Endpoint endpoint, Settings settings, ServerSocketChannel listener, Selector selector) {
+    private TcpServer(Endpoint endpoint, Settings settings, BoundListener bound, int maxHandshakes,
+            UnaryOperator<ServerSocketChannel> acceptVia) {
         this.endpoint = endpoint;
         this.settings = settings;
-        this.listener = listener;
-        this.selector = selector;
+        this.listener = bound.listener();
+        this.acceptFrom = acceptVia.apply(bound.listener());
+        this.selector = bound.selector();
+        this.maxHandshakes = maxHandshakes;
+        this.guard = new AcceptGuard(endpoint.scheme() + "://" + endpoint.authority(), LOG, null, this::makeRoom);
         this.thread = new Thread(this::run, "rdmacomm-tcp-accept");
         thread.setDaemon(true);
     }
@@ -61,14 +115,48 @@ final class TcpServer implements AutoCloseable {
     record Accepted(SocketChannel channel, TlsSession tls, long peerHeartbeat) {
     }
 
+    /** A peer in handshake: its state and when it was accepted. */
+    private record Pending(Handshake.Accepting handshake, long acceptedAt) {
+    }
+
     static TcpServer bind(Endpoint requested, Settings settings) throws IOException {
+        return bind(requested, settings, UnaryOperator.identity());
+    }
+
+    /**
+     * The same, taking accepts from {@code acceptVia} applied to the listener (tests: a listener whose accepts fail).
+     */
+    static TcpServer bind(Endpoint requested, Settings settings, UnaryOperator<ServerSocketChannel> acceptVia)
+            throws IOException {
         if (settings.tls() != null) {
             settings.tls().checkServer(requested);
         }
+        int maxHandshakes = maxHandshakes(requested);
         BoundListener bound = BoundListener.bind(requested);
-        TcpServer server = new TcpServer(bound.endpoint(), settings, bound.listener(), bound.selector());
+        TcpServer server;
+        try {
+            server = new TcpServer(bound.endpoint(), settings, bound, maxHandshakes, acceptVia);
+        } catch (RuntimeException e) {
+            closeQuietly(bound.listener());
+            closeQuietly(bound.selector());
+            throw e;
+        }
         server.thread.start();
         return server;
+    }
+
+    /**
+     * The endpoint's {@code maxHandshakes}.
+     *
+     * @throws IllegalArgumentException if it is 0
+     */
+    static int maxHandshakes(Endpoint e) {
+        int n = e.intSize(EndpointOption.MAX_HANDSHAKES);
+        if (n < 1) {
+            throw new IllegalArgumentException("option 'maxHandshakes' = " + n + " on " + e
+                    + ": at least 1 peer must be able to handshake");
+        }
+        return n;
     }
 
     /** The endpoint with the bound port. */
@@ -93,7 +181,7 @@ final class TcpServer implements AutoCloseable {
             throw new SocketTimeoutException("no peer connected to " + endpoint + " within "
                     + Settings.format(settings.acceptTimeout()) + " (acceptTimeout)");
         }
-        if (paused) {
+        if (readyFull) {
             selector.wakeup();
         }
         if (next == CLOSED) {
@@ -130,44 +218,32 @@ final class TcpServer implements AutoCloseable {
         ready.offer(CLOSED);
     }
 
+    /** Failed accepts so far (tests). */
+    long acceptFailures() {
+        return guard.failures();
+    }
+
     private void run() {
-        List<Accepted> done = new ArrayList<>();
         try {
             while (!closed) {
-                long wait = expireHandshakes();
-                selector.select(wait);
-                if (closed) {
-                    break;
-                }
-                for (SelectionKey key : selector.selectedKeys()) {
-                    if (!key.isValid()) {
-                        continue;
+                try {
+                    turn();
+                } catch (ClosedChannelException | ClosedSelectorException e) {
+                    if (!closed) {
+                        // only close() closes them, so this is past repair: say so to every accept()
+                        LOG.error("{}: the listening socket was closed under the accept thread; no further peers"
+                                + " will be accepted", endpoint, e);
+                        ready.offer(new IOException("the listening socket was closed: " + e, e));
                     }
-                    if (key.channel() == listener) {
-                        acceptAll();
-                    } else {
-                        Handshake.Accepting p = (Handshake.Accepting) key.attachment();
-                        if (handshake(key, p)) {
-                            drop(key);
-                            done.add(new Accepted((SocketChannel) key.channel(), p.tls, p.peerHeartbeat()));
-                        }
+                    return;
+                } catch (Exception | Error e) {
+                    if (closed) {
+                        return;
                     }
+                    loopLog.warn("{}: the accept thread failed: {}; going on in {}", endpoint, e.toString(),
+                            Settings.format(LOOP_FAILURE_PAUSE_NANOS));
+                    LockSupport.parkNanos(LOOP_FAILURE_PAUSE_NANOS);
                 }
-                selector.selectedKeys().clear();
-                if (!done.isEmpty()) {
-                    selector.selectNow(); // deregisters the cancelled keys so the channels may turn blocking
-                    selector.selectedKeys().clear();
-                    for (Accepted a : done) {
-                        handOver(a);
-                    }
-                    done.clear();
-                }
-                updateAcceptInterest();
-            }
-        } catch (IOException | RuntimeException e) {
-            if (!closed) {
-                LOG.error("{}: accept thread failed; no further peers will be accepted", endpoint, e);
-                ready.offer(new IOException("accept thread failed: " + e, e));
             }
         } finally {
             for (SelectionKey key : selector.keys()) {
@@ -178,100 +254,274 @@ final class TcpServer implements AutoCloseable {
             for (Accepted a : done) {
                 closeQuietly(a.channel());
             }
+            guard.close();
             closeQuietly(listener);
             closeQuietly(selector);
         }
     }
 
-    /** Drops peers past their deadline; returns the select timeout in ms until the next deadline (0 = none). */
-    private long expireHandshakes() {
+    /** One turn of the loop: wait for the listener or a peer, then serve what is ready. */
+    private void turn() throws IOException {
         long now = System.nanoTime();
+        long wait = expireHandshakes(now);
+        wait = earliest(wait, checkDescriptors(now));
+        wait = earliest(wait, updateAcceptInterest(now));
+        selector.select(wait);
+        if (closed) {
+            return;
+        }
+        boolean acceptable = false;
+        for (SelectionKey key : selector.selectedKeys()) {
+            if (!key.isValid()) {
+                continue;
+            }
+            if (key.channel() == listener) {
+                acceptable = true;
+            } else {
+                advance(key);
+            }
+        }
+        selector.selectedKeys().clear();
+        handOverDone();
+        if (acceptable && accepting) {
+            acceptAll();
+        }
+    }
+
+    /** The earlier of two select timeouts in ms, where 0 means none. */
+    private static long earliest(long a, long b) {
+        return a == 0 ? b : b == 0 ? a : Math.min(a, b);
+    }
+
+    private static long millisUntil(long nanos) {
+        return Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999));
+    }
+
+    /** Drops peers past their deadline; returns the select timeout in ms until the next deadline (0 = none). */
+    private long expireHandshakes(long now) {
         for (Iterator<SelectionKey> it = pending.iterator(); it.hasNext(); ) {
             SelectionKey key = it.next();
-            Handshake.Accepting p = (Handshake.Accepting) key.attachment();
-            long left = p.deadline - now;
+            Pending p = (Pending) key.attachment();
+            long left = p.handshake().deadline - now;
             if (left > 0) {
-                return Math.max(1, TimeUnit.NANOSECONDS.toMillis(left) + 1);
+                return millisUntil(left);
             }
-            LOG.warn("{}: dropped peer {}: no complete handshake within {} (handshakeTimeout); got {}",
-                    endpoint, p.peer, Settings.format(settings.handshakeTimeout()), p.received());
             it.remove();
-            key.cancel();
-            closeQuietly(key.channel());
+            peerLog.warn("{}: dropped peer {}: no complete handshake within {} (handshakeTimeout); got {}",
+                    endpoint, p.handshake().peer, Settings.format(settings.handshakeTimeout()),
+                    p.handshake().received());
+            forget(key);
         }
         return 0;
     }
 
-    /** Forgets a peer's handshake; its key leaves the selector at the next select. */
-    private void drop(SelectionKey key) {
+    /** Cancels a key and closes its channel; its descriptor is released at the next select ({@link #flush()}). */
+    private void forget(SelectionKey key) {
         pending.remove(key);
+        silent.remove(key);
         key.cancel();
+        cancelled = true;
+        closeQuietly(key.channel());
     }
 
-    /** Makes room for one more handshake by dropping the oldest, whose peer had the longest time to speak. */
-    private void evictOldestHandshake() {
-        Iterator<SelectionKey> it = pending.iterator();
-        SelectionKey oldest = it.next();
-        it.remove();
-        oldest.cancel();
-        Handshake.Accepting p = (Handshake.Accepting) oldest.attachment();
-        LOG.warn("{}: dropped peer {}: {} peers were in handshake and another arrived; got {}", endpoint, p.peer,
-                BACKLOG, p.received());
-        closeQuietly(oldest.channel());
-    }
-
-    /** Accepting pauses only while {@link #accept()} has {@link #BACKLOG} peers waiting for it. */
-    private void updateAcceptInterest() {
-        SelectionKey key = listener.keyFor(selector);
-        boolean full = ready.size() >= BACKLOG;
-        if (full != paused) {
-            paused = full;
-            key.interestOps(full ? 0 : SelectionKey.OP_ACCEPT);
+    /** Lets the selector release cancelled keys, so their channels' descriptors close and they may turn blocking. */
+    private void flush() throws IOException {
+        if (cancelled) {
+            cancelled = false;
+            selector.selectNow();
+            selector.selectedKeys().clear(); // readiness is level-triggered: the next select reports it again
         }
     }
 
-    private void acceptAll() throws IOException {
-        SocketChannel c;
-        while (ready.size() < BACKLOG && (c = listener.accept()) != null) {
-            if (pending.size() >= BACKLOG) {
-                evictOldestHandshake();
-            }
-            String peer = "unknown peer";
-            try {
-                peer = SocketIo.describe(c.getRemoteAddress());
-                c.configureBlocking(false);
-                c.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                long timeout = settings.handshakeTimeout() == 0 ? Settings.FOREVER : settings.handshakeTimeout();
-                long deadline = System.nanoTime() + timeout;
-                TlsSession tls = settings.tls() == null ? null
-                        : new TlsSession(settings.tls().serverEngine(), peer);
-                pending.add(c.register(selector, SelectionKey.OP_READ, new Handshake.Accepting(deadline, peer,
-                        settings.secret(), tls, settings.heartbeatBits())));
-            } catch (IOException e) {
-                LOG.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
-                closeQuietly(c);
-            }
-        }
-    }
-
-    /** Advances a peer's handshake; returns true when it succeeded and was answered. */
-    private boolean handshake(SelectionKey key, Handshake.Accepting p) {
+    /** Advances one peer's handshake; whatever goes wrong drops that peer only. */
+    private void advance(SelectionKey key) {
+        Pending p = (Pending) key.attachment();
         try {
-            return p.advance(key);
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("{}: rejected peer {}: {}", endpoint, p.peer, e.getMessage());
-            drop(key);
-            closeQuietly(key.channel());
+            if (key.isReadable()) {
+                silent.remove(key);
+            }
+            if (p.handshake().advance(key)) {
+                pending.remove(key);
+                silent.remove(key);
+                key.cancel();
+                cancelled = true;
+                done.add(new Accepted((SocketChannel) key.channel(), p.handshake().tls,
+                        p.handshake().peerHeartbeat()));
+            }
+        } catch (Exception | Error e) {
+            peerLog.warn("{}: rejected peer {}: {}", endpoint, p.handshake().peer,
+                    e.getMessage() == null ? e.toString() : e.getMessage());
+            forget(key);
+        }
+    }
+
+    private void handOverDone() throws IOException {
+        if (done.isEmpty()) {
+            return;
+        }
+        flush();
+        for (Accepted a : done) {
+            if (closed) {
+                closeQuietly(a.channel());
+            } else {
+                ready.offer(a);
+            }
+        }
+        done.clear();
+    }
+
+    /**
+     * Turns accepting on or off: off while backing off after a failed accept, while {@link #accept()} has
+     * {@link #READY_MAX} peers waiting, and while the handshakes are full with none silent long enough to drop.
+     *
+     * @return the select timeout in ms until accepting may resume on its own (0: none, it resumes on an event)
+     */
+    private long updateAcceptInterest(long now) {
+        boolean full = ready.size() >= READY_MAX;
+        readyFull = full;
+        long wait = 0;
+        boolean on;
+        long backoff = guard.backoffNanos();
+        if (backoff > 0) {
+            on = false;
+            wait = millisUntil(backoff);
+        } else if (full) {
+            on = false;
+        } else if (pending.size() < handshakeCap()) {
+            on = true;
+        } else {
+            long evictable = evictableIn(now);
+            on = evictable == 0;
+            wait = on || evictable < 0 ? 0 : millisUntil(evictable);
+        }
+        if (on != accepting) {
+            accepting = on;
+            listener.keyFor(selector).interestOps(on ? SelectionKey.OP_ACCEPT : 0);
+        }
+        return wait;
+    }
+
+    /** Peers in handshake at most now. */
+    private int handshakeCap() {
+        return Math.min(maxHandshakes, descriptorCap);
+    }
+
+    /** In how many ns the peer silent longest may be dropped for a newcomer: 0 now, -1 when no peer is silent. */
+    private long evictableIn(long now) {
+        if (silent.isEmpty()) {
+            return -1;
+        }
+        Pending p = (Pending) silent.iterator().next().attachment();
+        return Math.max(0, p.acceptedAt() + EVICT_SILENT_AFTER_NANOS - now);
+    }
+
+    /** Drops the peer silent longest if it was silent long enough; true if it did. */
+    private boolean evictSilent(long now, String why) {
+        if (evictableIn(now) != 0) {
+            return false;
+        }
+        SelectionKey key = silent.iterator().next();
+        Pending p = (Pending) key.attachment();
+        peerLog.warn("{}: dropped peer {}: it sent nothing for {} while {}", endpoint, p.handshake().peer,
+                TimeUnit.NANOSECONDS.toMillis(now - p.acceptedAt()) + " ms", why);
+        forget(key);
+        return true;
+    }
+
+    /**
+     * Called by the guard when descriptors ran out: from now on hold {@link #HEADROOM} fewer peers in handshake than
+     * now, and drop the peer silent longest if it may be; true if one was dropped (its descriptor closed).
+     */
+    private boolean makeRoom() {
+        long now = System.nanoTime();
+        descriptorCap = Math.max(1, pending.size() - HEADROOM);
+        descriptorRecheckAt = now + PRESSURE_RECHECK_NANOS;
+        if (!evictSilent(now, "the process was out of descriptors and another peer was waiting")) {
+            return false;
+        }
+        try {
+            flush();
+            return true;
+        } catch (IOException e) {
             return false;
         }
     }
 
-    private void handOver(Accepted a) {
-        if (closed) {
-            closeQuietly(a.channel());
-            return;
+    /**
+     * While the process is at its descriptor limit, counts the descriptors in use every
+     * {@link #PRESSURE_RECHECK_NANOS} and lets as many peers handshake as leave {@link #HEADROOM} free; ends that when
+     * plenty are free again. Returns the select timeout in ms until the next count (0: none).
+     */
+    private long checkDescriptors(long now) {
+        if (descriptorCap == Integer.MAX_VALUE) {
+            return 0;
         }
-        ready.offer(a);
+        long left = descriptorRecheckAt - now;
+        if (left > 0) {
+            return millisUntil(left);
+        }
+        long limit = DescriptorBudget.limit();
+        long inUse = DescriptorBudget.inUse();
+        long free = limit < 0 || inUse < 0 ? Long.MAX_VALUE : limit - inUse;
+        if (free >= 4L * HEADROOM) {
+            descriptorCap = Integer.MAX_VALUE;
+            return 0;
+        }
+        descriptorCap = (int) Math.max(1, Math.min(Integer.MAX_VALUE, pending.size() + free - HEADROOM));
+        descriptorRecheckAt = now + PRESSURE_RECHECK_NANOS;
+        return millisUntil(PRESSURE_RECHECK_NANOS);
+    }
+
+    /** Takes waiting peers off the listen queue into handshake, as far as the limits allow. */
+    private void acceptAll() throws IOException {
+        for (int n = 0; n < ACCEPT_BATCH && !closed && ready.size() < READY_MAX; n++) {
+            long now = System.nanoTime();
+            if (!roomForHandshake(now)) {
+                return;
+            }
+            SocketChannel c = guard.accept(acceptFrom);
+            if (c == null) {
+                return;
+            }
+            admit(c, now);
+        }
+    }
+
+    /** Whether a newcomer may handshake now, after dropping peers silent long enough where the handshakes are full. */
+    private boolean roomForHandshake(long now) throws IOException {
+        int cap = handshakeCap();
+        while (pending.size() >= cap && evictSilent(now, cap == maxHandshakes
+                ? pending.size() + " peers were in handshake (maxHandshakes) and another was waiting"
+                : "the process was near its descriptor limit and another peer was waiting")) {
+            // dropped one
+        }
+        flush();
+        return pending.size() < cap;
+    }
+
+    /** Registers a newly accepted peer for its handshake; a failure drops that peer only. */
+    private void admit(SocketChannel c, long now) {
+        String peer = "unknown peer";
+        try {
+            peer = SocketIo.describe(c.getRemoteAddress());
+            c.configureBlocking(false);
+            c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            long timeout = settings.handshakeTimeout() == 0 ? Settings.FOREVER : settings.handshakeTimeout();
+            TlsSession tls = settings.tls() == null ? null : new TlsSession(settings.tls().serverEngine(), peer);
+            Handshake.Accepting hs = new Handshake.Accepting(now + timeout, peer, settings.secret(), tls,
+                    settings.heartbeatBits());
+            SelectionKey key = c.register(selector, SelectionKey.OP_READ, new Pending(hs, now));
+            pending.add(key);
+            silent.add(key);
+        } catch (Exception | Error e) {
+            peerLog.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
+            SelectionKey key = c.keyFor(selector);
+            if (key != null) {
+                forget(key);
+            } else {
+                closeQuietly(c);
+            }
+        }
     }
 
     static void closeQuietly(AutoCloseable c) {

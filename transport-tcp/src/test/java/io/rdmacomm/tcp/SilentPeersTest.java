@@ -19,12 +19,13 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Connections that never send their handshake (the issue's "128 silent connections stop a tcp:// server from
- * accepting, for good"): however many there are, a real client gets in within its connect timeout, and none of
- * them outlives the handshake timeout.
+ * accepting, for good"): however many more there are than {@code maxHandshakes}, a real client gets in within its
+ * connect timeout (silent peers give way to waiting ones), and none of them outlives the handshake timeout.
  */
 @Timeout(60)
 class SilentPeersTest {
-    private static final int SILENT = 2 * TcpServer.BACKLOG + 3;
+    private static final int MAX_HANDSHAKES = 128;
+    private static final int SILENT = 2 * MAX_HANDSHAKES + 3;
     private final ExecutorService helper = Executors.newCachedThreadPool();
     private final List<SocketChannel> silent = new ArrayList<>();
 
@@ -47,7 +48,8 @@ class SilentPeersTest {
 
     @Test
     void manySilentConnectionsDoNotKeepARealClientOut() throws Exception {
-        try (Communicator server = Communicators.serve("tcp://127.0.0.1:0?handshakeTimeout=60s")) {
+        try (Communicator server = Communicators.serve("tcp://127.0.0.1:0?handshakeTimeout=60s&maxHandshakes="
+                + MAX_HANDSHAKES)) {
             for (int i = 0; i < SILENT; i++) {
                 silent.add(Raw.connect(server.endpoint().port()));
             }
@@ -61,7 +63,8 @@ class SilentPeersTest {
 
     @Test
     void silentConnectionsAreDroppedAtTheHandshakeTimeoutAndAcceptingGoesOn() throws Exception {
-        try (Communicator server = Communicators.serve("tcp://127.0.0.1:0?handshakeTimeout=1s")) {
+        try (Communicator server = Communicators.serve("tcp://127.0.0.1:0?handshakeTimeout=1s&maxHandshakes="
+                + MAX_HANDSHAKES)) {
             for (int i = 0; i < SILENT; i++) {
                 silent.add(Raw.connect(server.endpoint().port()));
             }

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 
 /**
@@ -22,7 +23,9 @@ import org.slf4j.Logger;
  * of it, takes the waiting peer off the listen queue, refuses it ({@link Refuser}, a short message in the transport's
  * own wire where it has one) and closes it, then takes the spare again. So a peer that arrives while the server is
  * out of descriptors hears at once that it was refused, instead of waiting in the kernel's queue until its connect
- * times out, and the queue cannot fill with peers the server cannot take.
+ * times out, and the queue cannot fill with peers the server cannot take. A server that holds peers it can spare
+ * (connections that never sent a byte) gives a {@code makeRoom} hook: when descriptors run out the guard first asks
+ * it to drop one of those and, if it did, accepts again at once, so the waiting peer is taken rather than refused.
  *
  * <p>Used by one thread at a time (the listener's accepting thread).
  */
@@ -41,6 +44,7 @@ public final class AcceptGuard implements AutoCloseable {
     private final String where;
     private final RateLimitedLog log;
     private final Refuser refuser;
+    private final BooleanSupplier makeRoom;
     private FileChannel spare;
     private long backoff;
     private long backoffUntil;
@@ -53,9 +57,21 @@ public final class AcceptGuard implements AutoCloseable {
      * @param refuser what a peer refused for want of descriptors is told; null: it is only closed
      */
     public AcceptGuard(String where, Logger log, Refuser refuser) {
+        this(where, log, refuser, null);
+    }
+
+    /**
+     * @param where the listener, for log lines ({@code "tcp://127.0.0.1:5000"})
+     * @param log where the (rate-limited) lines go
+     * @param refuser what a peer refused for want of descriptors is told; null: it is only closed
+     * @param makeRoom asked, when descriptors ran out, to free one by dropping a peer the server can spare; true if it
+     *        freed one (the descriptor must be closed by then), and the accept is tried again at once; null: none
+     */
+    public AcceptGuard(String where, Logger log, Refuser refuser, BooleanSupplier makeRoom) {
         this.where = where;
         this.log = new RateLimitedLog(log);
         this.refuser = refuser;
+        this.makeRoom = makeRoom;
         this.spare = openSpare();
     }
 
@@ -78,8 +94,33 @@ public final class AcceptGuard implements AutoCloseable {
         } catch (ClosedChannelException e) {
             throw e;
         } catch (IOException | RuntimeException e) {
-            failed(listener, e);
+            Exception failure = e;
+            if (makeRoom != null && outOfDescriptors(e) && madeRoom()) {
+                try {
+                    SocketChannel c = listener.accept();
+                    if (c != null) {
+                        failures++;
+                        backoff = 0;
+                        log.warn("{}: accepting a peer failed: {}; dropped a peer the server could spare to take it"
+                                + " ({} failures so far)", where, e.toString(), failures);
+                    }
+                    return c;
+                } catch (ClosedChannelException closed) {
+                    throw closed;
+                } catch (IOException | RuntimeException again) {
+                    failure = again;
+                }
+            }
+            failed(listener, failure);
             return null;
+        }
+    }
+
+    private boolean madeRoom() {
+        try {
+            return makeRoom.getAsBoolean();
+        } catch (RuntimeException e) {
+            return false;
         }
     }
 
@@ -148,6 +189,11 @@ public final class AcceptGuard implements AutoCloseable {
     public long backoffMillis() {
         long n = backoffNanos();
         return n == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(n + 999_999));
+    }
+
+    /** The back-off the last failure set, whether or not it has passed (tests); 0 after a success. */
+    long backoffStepNanos() {
+        return backoff;
     }
 
     /** Failed accepts so far. */
