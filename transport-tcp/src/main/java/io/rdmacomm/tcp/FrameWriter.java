@@ -144,15 +144,16 @@ final class FrameWriter {
 
     /**
      * Unless a writer is busy or the socket takes nothing now: sends a HEARTBEAT after what is buffered (bytes
-     * written but not yet synced go with it, which the contract allows). Never waits: the liveness thread calls it
-     * for every connection of the process. Needs a non-blocking channel.
+     * written but not yet synced go with it, which the contract allows). On a non-blocking channel it never waits,
+     * so the liveness thread calls it itself; on a blocking channel the write may wait for room (only when the peer
+     * reads nothing, so it needs no heartbeat to stay up), so a thread of its own calls it.
      */
     void heartbeat() {
         if (!lock.tryLock()) {
             return; // a writer is busy: the peer hears from us anyway, or our writes are stuck behind its silence
         }
         try {
-            if (outputShut || io.blocking()) {
+            if (outputShut) {
                 return;
             }
             closeFrame();
