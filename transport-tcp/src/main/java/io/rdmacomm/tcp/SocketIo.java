@@ -23,11 +23,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A connection's socket and how threads wait on it, below the framing; the socket is the only descriptor a
- * connection holds. With neither a read timeout, busy polling nor liveness the channel starts in blocking mode, the
- * cheapest wait; otherwise it is non-blocking, and a thread that must wait for input or for room parks until the
- * process's {@link Readiness} thread, whose one selector all non-blocking channels join on their first wait, tells
- * it the channel is ready (or its timeout passes, or the close wakes it). A blocking channel turns non-blocking for
- * good when its reader first asks what it could read without waiting ({@link #makeNonBlocking}).
+ * connection holds. With neither a read timeout nor busy polling the channel starts in blocking mode, the cheapest
+ * wait (liveness needs no other: see {@link Settings#blockingChannel}); otherwise it is non-blocking, and a thread
+ * that must wait for input or for room parks until the process's {@link Readiness} thread, whose one selector all
+ * non-blocking channels join on their first wait, tells it the channel is ready (or its timeout passes, or the close
+ * wakes it). A blocking channel turns non-blocking for good when its reader first asks what it could read without
+ * waiting ({@link #makeNonBlocking}).
  */
 final class SocketIo implements Readiness.Ready {
     private static final Logger LOG = LoggerFactory.getLogger(SocketIo.class);
