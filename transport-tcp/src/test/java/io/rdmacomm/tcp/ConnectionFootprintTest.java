@@ -13,6 +13,9 @@ import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.lang.management.MemoryUsage;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -40,6 +43,8 @@ class ConnectionFootprintTest {
     /** Process-wide descriptors that may open meanwhile: the readiness selector and its wakeup, a class file. */
     private static final int SHARED_DESCRIPTORS = 16;
     private static final long BYTES_PER_IDLE_CONNECTION = 16 * 1024;
+    /** What a connection holds for sure: its resident receive and send buffers. */
+    private static final long RESIDENT_BYTES = FrameReader.IDLE_BYTES + FrameWriter.IDLE_BYTES;
 
     @ParameterizedTest
     @ValueSource(strings = {"", "?liveness=0", "?readTimeout=10s", "?busyPoll=20us", "?sendBuffer=1m"})
@@ -74,6 +79,8 @@ class ConnectionFootprintTest {
                         + CONNECTIONS + " connections: more than one each");
                 assertTrue(bytes <= BYTES_PER_IDLE_CONNECTION * CONNECTIONS, bytes / CONNECTIONS
                         + " bytes of heap and direct memory per idle connection");
+                assertTrue(bytes >= RESIDENT_BYTES * CONNECTIONS, "the measurement is off: " + bytes / CONNECTIONS
+                        + " bytes per connection, less than its resident buffers");
             } finally {
                 clients.getOutputStream().close();
                 assertTrue(clients.waitFor(60, TimeUnit.SECONDS));
@@ -125,20 +132,31 @@ class ConnectionFootprintTest {
     }
 
     /**
-     * Heap in use after a full collection, plus direct buffers' memory; collects until two readings agree, so that
-     * unreachable direct buffers, freed after the collection by their cleaners, are gone.
+     * Heap live after a full collection (what each heap pool held after the last collection), plus direct buffers'
+     * memory; collects until four readings in a row agree, so that unreachable direct buffers, freed after the
+     * collection by their cleaners, are gone.
      */
     private static long usedBytes() {
         long last = -1;
-        for (int i = 0; i < 20; i++) {
+        int agreeing = 0;
+        for (int i = 0; i < 50 && agreeing < 3; i++) {
             System.gc();
-            long now = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() + directBytes();
-            if (Math.abs(now - last) < 64 * 1024) {
-                return now;
-            }
+            long now = heapAfterCollection() + directBytes();
+            agreeing = Math.abs(now - last) < 16 * 1024 ? agreeing + 1 : 0;
             last = now;
         }
         return last;
+    }
+
+    private static long heapAfterCollection() {
+        long used = 0;
+        for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
+            MemoryUsage u = p.getType() == MemoryType.HEAP ? p.getCollectionUsage() : null;
+            if (u != null) {
+                used += u.getUsed();
+            }
+        }
+        return used;
     }
 
     private static long directBytes() {
