@@ -9,6 +9,11 @@ import java.nio.ByteBuffer;
  * straight from the socket when the buffer is large) and the frames of one-sided operations, decoded, to
  * {@link RemoteFrames}. Used by one thread at a time (the connection's read lock); until remote memory is first
  * used that is the application's reader, afterwards the progress thread ({@link #pump}).
+ *
+ * <p>Between frames, and whenever nothing is buffered, bytes arrive in a small resident buffer ({@value #IDLE_BYTES}
+ * bytes), so a connection that waits for its next frame holds no large buffer; a frame that does not fit there
+ * (or a DATA frame larger than it) moves to a receive buffer borrowed from the process's {@link BufferPool}, which
+ * goes back once drained.
  */
 final class FrameReader {
     /** {@link #readStream} returns this once the progress thread owns the socket. */
@@ -32,9 +37,16 @@ final class FrameReader {
         void onError(long op, String reason);
     }
 
+    /** The resident buffer's size: small frames (requests, answers, heartbeats) never need more. */
+    static final int IDLE_BYTES = 2048;
+
     private final SocketIo io;
     private final RemoteFrames remote;
-    private final ByteBuffer recv;
+    /** The buffer bytes arrive in: {@link #idle}, or one borrowed from {@link #pool} (read mode, flipped). */
+    private ByteBuffer recv;
+    private final ByteBuffer idle;
+    /** Where receive buffers of the full size come from; its capacity bounds the frames read whole. */
+    private final BufferPool pool;
     /** A stream read this large skips the receive buffer and reads the socket straight into the caller's buffer. */
     private final int directReadMin;
     private final Wire.Frame frame = new Wire.Frame();
@@ -49,7 +61,9 @@ final class FrameReader {
     FrameReader(SocketIo io, RemoteFrames remote, int receiveBytes) {
         this.io = io;
         this.remote = remote;
-        this.recv = ByteBuffer.allocateDirect(receiveBytes).flip();
+        this.pool = BufferPool.of(receiveBytes);
+        this.idle = ByteBuffer.allocateDirect(Math.min(IDLE_BYTES, receiveBytes)).flip();
+        this.recv = idle;
         this.directReadMin = receiveBytes / 2;
     }
 
@@ -79,6 +93,8 @@ final class FrameReader {
                 broken = e;
             }
             throw e;
+        } finally {
+            idleIfDrained();
         }
     }
 
@@ -106,6 +122,7 @@ final class FrameReader {
                     dataLeft -= n;
                     return n;
                 }
+                growFor(dataLeft);
                 if (fill(timeout) < 0) {
                     throw truncated();
                 }
@@ -143,6 +160,8 @@ final class FrameReader {
                 broken = e;
             }
             throw e;
+        } finally {
+            idleIfDrained();
         }
     }
 
@@ -157,9 +176,13 @@ final class FrameReader {
                 }
             } else if (endOfStream) {
                 return -1;
-            } else if (recv.remaining() >= Wire.HEADER_LENGTH && wholeOrHopeless(frame.wrap(recv, recv.position()))) {
-                nextFrame(NO_TIMEOUT); // reads nothing more, but for a frame larger than the receive buffer
-                continue;
+            } else if (recv.remaining() >= Wire.HEADER_LENGTH) {
+                Wire.Frame f = frame.wrap(recv, recv.position());
+                if (wholeOrHopeless(f)) {
+                    nextFrame(NO_TIMEOUT); // reads nothing more, but for a frame larger than the receive buffer
+                    continue;
+                }
+                growFor(Wire.HEADER_LENGTH + f.payloadLength()); // a whole frame that does not fit the idle buffer
             }
             recv.compact();
             int n;
@@ -191,7 +214,7 @@ final class FrameReader {
         int length = f.payloadLength();
         return type == Wire.DATA || !Wire.wellFormed(type, length)
                 || length <= recv.remaining() - Wire.HEADER_LENGTH
-                || length > recv.capacity() - Wire.HEADER_LENGTH;
+                || length > pool.capacity() - Wire.HEADER_LENGTH;
     }
 
     /** Reads frames until the peer ends the stream, writing stream bytes into {@code pipe}; waits without limit. */
@@ -201,8 +224,11 @@ final class FrameReader {
         }
         for (;;) {
             if (dataLeft > 0) {
-                if (!recv.hasRemaining() && fill(NO_TIMEOUT) < 0) {
-                    throw truncated();
+                if (!recv.hasRemaining()) {
+                    growFor(dataLeft);
+                    if (fill(NO_TIMEOUT) < 0) {
+                        throw truncated();
+                    }
                 }
                 dataLeft -= pipe.write(recv, Math.min(dataLeft, recv.remaining()));
             } else if (!nextFrame(NO_TIMEOUT)) {
@@ -228,6 +254,7 @@ final class FrameReader {
      * frame, or false at a clean end of stream.
      */
     private boolean nextFrame(long timeout) throws IOException {
+        idleIfDrained(); // the wait for a frame's header, perhaps long, holds no large buffer
         if (!ensure(Wire.HEADER_LENGTH, timeout, true)) {
             return false;
         }
@@ -263,6 +290,9 @@ final class FrameReader {
      * (only where {@code boundary} says a frame may end there).
      */
     private boolean ensure(int n, long timeout, boolean boundary) throws IOException {
+        if (recv.remaining() < n) {
+            growFor(n);
+        }
         while (recv.remaining() < n) {
             if (fill(timeout) < 0) {
                 if (boundary && !recv.hasRemaining()) {
@@ -304,8 +334,11 @@ final class FrameReader {
                 if (readSome(dst, NO_TIMEOUT) < 0) {
                     throw truncated();
                 }
-            } else if (fill(NO_TIMEOUT) < 0) {
-                throw truncated();
+            } else {
+                growFor(dst.remaining());
+                if (fill(NO_TIMEOUT) < 0) {
+                    throw truncated();
+                }
             }
         }
     }
@@ -314,13 +347,44 @@ final class FrameReader {
     void skip(int count) throws IOException {
         int left = count;
         while (left > 0) {
-            if (!recv.hasRemaining() && fill(NO_TIMEOUT) < 0) {
-                throw truncated();
+            if (!recv.hasRemaining()) {
+                growFor(left);
+                if (fill(NO_TIMEOUT) < 0) {
+                    throw truncated();
+                }
             }
             int n = Math.min(left, recv.remaining());
             recv.position(recv.position() + n);
             left -= n;
         }
+    }
+
+    /**
+     * Moves what is buffered from the idle buffer to a borrowed full-size one when {@code bytes} more are wanted
+     * than the idle buffer holds; does nothing on a borrowed buffer.
+     */
+    private void growFor(int bytes) {
+        if (recv != idle || bytes <= idle.capacity() || idle.capacity() == pool.capacity()) {
+            return;
+        }
+        ByteBuffer big = pool.take();
+        big.put(idle).flip();
+        idle.clear().flip();
+        recv = big;
+    }
+
+    /** Gives a borrowed buffer back once nothing is buffered in it; reading goes on in the idle buffer. */
+    private void idleIfDrained() {
+        ByteBuffer b = recv;
+        if (b != idle && !b.hasRemaining()) {
+            recv = idle;
+            pool.give(b);
+        }
+    }
+
+    /** Whether a borrowed receive buffer is held, for tests. */
+    boolean holdsLargeBuffer() {
+        return recv != idle;
     }
 
     private CommunicatorException truncated() {

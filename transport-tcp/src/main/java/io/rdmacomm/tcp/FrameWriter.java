@@ -12,6 +12,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * into one DATA frame in a direct buffer that goes out on {@link #sync()} or when full; a write of at least
  * {@code sendBuffer} bytes, a PUT's bytes and a GET_RESPONSE's bytes go out in one gathering write with what was
  * buffered and their header, without being copied.
+ *
+ * <p>Writes are buffered in a small resident buffer ({@value #IDLE_BYTES} bytes) until they need more; then what it
+ * holds moves to a buffer of {@code sendBuffer} bytes borrowed from the process's {@link BufferPool}, which goes back
+ * as soon as it is sent, so an idle connection holds no large buffer. What goes out, and when, does not change.
  */
 final class FrameWriter {
 
@@ -19,7 +23,10 @@ final class FrameWriter {
     private final Settings settings;
     private final ReentrantLock lock = new ReentrantLock();
     // owned by the holder of the lock
-    private final ByteBuffer send;
+    /** The buffer writes go to: {@link #idle}, or one borrowed from {@link #pool} (write mode). */
+    private ByteBuffer send;
+    private final ByteBuffer idle;
+    private final BufferPool pool;
     private final int coalesceLimit;
     private final ByteBuffer header = ByteBuffer.allocateDirect(Wire.PUT_LENGTH);
     private final ByteBuffer[] gather = new ByteBuffer[3];
@@ -32,8 +39,13 @@ final class FrameWriter {
         this.io = io;
         this.settings = settings;
         this.coalesceLimit = settings.sendBuffer();
-        this.send = ByteBuffer.allocateDirect(Math.max(settings.sendBuffer() + Wire.HEADER_LENGTH, 64));
+        this.pool = BufferPool.of(Math.max(settings.sendBuffer() + Wire.HEADER_LENGTH, 64));
+        this.idle = ByteBuffer.allocateDirect(Math.min(IDLE_BYTES, pool.capacity()));
+        this.send = idle;
     }
+
+    /** The resident buffer's size: a small write and its frame header, or an ERROR frame, fit. */
+    static final int IDLE_BYTES = 2048;
 
     void write(ByteBuffer src) throws IOException {
         lock.lock();
@@ -52,6 +64,9 @@ final class FrameWriter {
                     }
                     openFrame = send.position();
                     send.position(openFrame + frame.wrap(send, openFrame).data(0));
+                }
+                if (r > send.remaining()) {
+                    grow();
                 }
                 int n = Math.min(r, send.remaining());
                 int limit = src.limit();
@@ -109,7 +124,7 @@ final class FrameWriter {
                 return; // this side is closing; the initiator learns so from the end of the stream
             }
             byte[] text = refused == null ? null
-                    : Utf8.prefix(refused, Math.min(Wire.MAX_REASON_BYTES, send.capacity() - Wire.OP_LENGTH));
+                    : Utf8.prefix(refused, Math.min(Wire.MAX_REASON_BYTES, pool.capacity() - Wire.OP_LENGTH));
             int textBytes = text == null ? 0 : text.length;
             Wire.Frame f = room(Wire.OP_LENGTH + textBytes);
             sendFrame(text == null ? f.ack(op) : f.error(op, text, textBytes));
@@ -144,15 +159,16 @@ final class FrameWriter {
 
     /**
      * Unless a writer is busy or the socket takes nothing now: sends a HEARTBEAT after what is buffered (bytes
-     * written but not yet synced go with it, which the contract allows). Never waits: the liveness thread calls it
-     * for every connection of the process. Needs a non-blocking channel.
+     * written but not yet synced go with it, which the contract allows). On a non-blocking channel it never waits,
+     * so the liveness thread calls it itself; on a blocking channel the write may wait for room (only when the peer
+     * reads nothing, so it needs no heartbeat to stay up), so a thread of its own calls it.
      */
     void heartbeat() {
         if (!lock.tryLock()) {
             return; // a writer is busy: the peer hears from us anyway, or our writes are stuck behind its silence
         }
         try {
-            if (outputShut || io.blocking()) {
+            if (outputShut) {
                 return;
             }
             closeFrame();
@@ -216,7 +232,13 @@ final class FrameWriter {
     private Wire.Frame room(int length) throws IOException {
         closeFrame();
         if (send.remaining() < length) {
-            flush(0);
+            grow();
+            if (send.remaining() < length) {
+                flush(0);
+                if (send.remaining() < length) {
+                    grow();
+                }
+            }
         }
         return frame.wrap(send, send.position());
     }
@@ -235,7 +257,33 @@ final class FrameWriter {
             io.writeFully(send, deadline);
         } finally {
             send.clear();
+            toIdle();
         }
+    }
+
+    /** Moves what is buffered from the idle buffer to a borrowed one of {@code sendBuffer} bytes, if not yet. */
+    private void grow() {
+        if (send != idle || idle.capacity() == pool.capacity()) {
+            return;
+        }
+        ByteBuffer big = pool.take();
+        big.put(idle.flip());
+        idle.clear();
+        send = big;
+    }
+
+    /** Gives a borrowed buffer back once it was sent (cleared). */
+    private void toIdle() {
+        ByteBuffer b = send;
+        if (b != idle) {
+            send = idle;
+            pool.give(b);
+        }
+    }
+
+    /** Whether a borrowed send buffer is held, for tests. */
+    boolean holdsLargeBuffer() {
+        return send != idle;
     }
 
 
@@ -254,6 +302,7 @@ final class FrameWriter {
         } finally {
             gather[2] = null;
             send.clear();
+            toIdle();
             header.clear();
         }
     }

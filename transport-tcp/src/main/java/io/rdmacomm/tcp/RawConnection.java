@@ -17,7 +17,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * One {@code wire=raw} connection: the socket carries the application's bytes and nothing else, as a GVirtuS
  * {@code TcpCommunicator} does. Writes are coalesced in a direct buffer of {@code sendBuffer} bytes that goes out on
  * {@code sync()} or when full; a write of at least {@code sendBuffer} bytes goes out with what was buffered in one
- * gathering write, uncopied. Reads go straight to the socket.
+ * gathering write, uncopied. Reads go straight to the socket. As with framed connections ({@link FrameWriter}),
+ * writes fill a small resident buffer first and move to one of {@code sendBuffer} bytes borrowed from the
+ * process's {@link BufferPool} only when they need more; it goes back once sent, so an idle connection holds none.
  */
 final class RawConnection implements AbstractCommunicator.Link {
 
@@ -27,7 +29,10 @@ final class RawConnection implements AbstractCommunicator.Link {
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
     // owned by the holder of writeLock
-    private final ByteBuffer send;
+    /** The buffer writes go to: {@link #idle}, or one borrowed from {@link #pool} (write mode). */
+    private ByteBuffer send;
+    private final ByteBuffer idle;
+    private final BufferPool pool;
     private final ByteBuffer[] gather = new ByteBuffer[2];
     private boolean outputShut;
     private volatile boolean closing;
@@ -36,7 +41,9 @@ final class RawConnection implements AbstractCommunicator.Link {
         this.io = io;
         this.endpoint = endpoint;
         this.settings = settings;
-        this.send = ByteBuffer.allocateDirect(settings.sendBuffer());
+        this.pool = BufferPool.of(settings.sendBuffer());
+        this.idle = ByteBuffer.allocateDirect(Math.min(FrameWriter.IDLE_BYTES, settings.sendBuffer()));
+        this.send = idle;
     }
 
     /** Takes over a connected channel (blocking or not, registered nowhere); closes it on failure. */
@@ -72,7 +79,7 @@ final class RawConnection implements AbstractCommunicator.Link {
         writeLock.lock();
         try {
             checkOutput();
-            if (src.remaining() >= send.capacity()) {
+            if (src.remaining() >= pool.capacity()) {
                 send.flip();
                 gather[0] = send;
                 gather[1] = src;
@@ -81,10 +88,17 @@ final class RawConnection implements AbstractCommunicator.Link {
                 } finally {
                     gather[1] = null;
                     send.clear();
+                    toIdle();
                 }
                 return;
             }
             while (src.hasRemaining()) {
+                if (src.remaining() > send.remaining() && send == idle && idle.capacity() < pool.capacity()) {
+                    ByteBuffer big = pool.take();
+                    big.put(idle.flip());
+                    idle.clear();
+                    send = big;
+                }
                 int n = Math.min(src.remaining(), send.remaining());
                 send.put(send.position(), src, src.position(), n);
                 send.position(send.position() + n);
@@ -147,6 +161,16 @@ final class RawConnection implements AbstractCommunicator.Link {
             io.writeFully(send, deadline);
         } finally {
             send.clear();
+            toIdle();
+        }
+    }
+
+    /** Gives a borrowed buffer back once it was sent (cleared). */
+    private void toIdle() {
+        ByteBuffer b = send;
+        if (b != idle) {
+            send = idle;
+            pool.give(b);
         }
     }
 

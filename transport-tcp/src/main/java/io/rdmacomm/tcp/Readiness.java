@@ -2,27 +2,25 @@ package io.rdmacomm.tcp;
 
 import java.io.IOException;
 import java.nio.channels.CancelledKeyException;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The process's readiness thread ("rdmacomm-tcp-readiness", a daemon): one selector on which connections armed by
- * {@code notifyReadable} wait for input, however many there are. A channel joins it once, on its first arming
- * ({@link #join}: the registration is queued and done by this thread, so it never races a select); each later
- * arming sets the key's interest to OP_READ and wakes the selector ({@link #arm}; wakeups coalesce); when the
- * channel turns readable this thread sets the interest back to 0 and runs the key's attachment, the connection's
- * "tell the listener". Nothing here allocates per event.
+ * The process's readiness thread ("rdmacomm-tcp-readiness", a daemon) and its one selector, on which every
+ * non-blocking tcp:// channel of the process waits, however many there are: a connection holds no selector and no
+ * descriptor of its own besides its socket. A channel joins once, on its first wait ({@link #join}, with interest
+ * 0); each wait then adds its operation to the key's interest and wakes the selector ({@link #arm}; wakeups
+ * coalesce), and the waiting thread parks. When the channel turns ready this thread takes the ready operations out
+ * of the interest and tells the key's attachment ({@link Ready#ready}), which unparks the waiting reader or writer
+ * and tells a listener armed by {@code notifyReadable}. Nothing here allocates per event.
  *
  * <p>A closed channel's key is cancelled by the close, and the closer wakes the selector, which then lets go of the
- * key, so the socket's descriptor is released. Once no channel is left and none is joining, the thread closes the
- * selector and ends: no transport thread outlives the connections; the next arming starts a new one.
+ * key, so the socket's descriptor is released. Once no channel is left, the thread closes the selector and ends: no
+ * transport thread outlives the connections; the next join starts a new one.
  */
 final class Readiness {
     private static final Logger LOG = LoggerFactory.getLogger(Readiness.class);
@@ -32,11 +30,12 @@ final class Readiness {
     private static Readiness running;
 
     private final Selector selector;
-    /** Guarded by {@code Readiness.class} (for the decision to end); drained by the thread. */
-    private final Queue<Joining> joining = new ConcurrentLinkedQueue<>();
     private final Consumer<SelectionKey> onSelected = this::selected;
 
-    private record Joining(SocketChannel channel, Runnable onReadable) {
+    /** A key's attachment: told, on the readiness thread, which operations its channel is ready for. */
+    interface Ready {
+        /** Must not block nor throw. */
+        void ready(int readyOps);
     }
 
     private Readiness() throws IOException {
@@ -44,11 +43,12 @@ final class Readiness {
     }
 
     /**
-     * Queues the first arming of {@code channel} (non-blocking), starting the thread if none runs: it registers the
-     * channel with interest OP_READ, then runs {@code onReadable} once the channel is readable (at once if it closed
-     * meanwhile). Returns the instance the channel joins, for {@link #keyOf}.
+     * Registers {@code channel} (non-blocking) with interest 0 and {@code ready} attached, starting the thread if
+     * none runs; returns its key, for {@link #arm}.
+     *
+     * @throws java.nio.channels.ClosedChannelException if the channel was closed
      */
-    static Readiness join(SocketChannel channel, Runnable onReadable) throws IOException {
+    static SelectionKey join(SocketChannel channel, Ready ready) throws IOException {
         synchronized (Readiness.class) {
             Readiness r = running;
             if (r == null) {
@@ -58,43 +58,26 @@ final class Readiness {
                 t.start();
                 running = r;
             }
-            r.joining.add(new Joining(channel, onReadable));
-            r.selector.wakeup();
-            return r;
+            // registering does not wait for a select in progress; the lock keeps the thread from ending meanwhile
+            return channel.register(r.selector, 0, ready);
         }
     }
 
     /**
-     * Arms a channel that joined again: its listener runs once it is readable.
+     * Adds {@code op} to the key's interest and wakes the selector so it takes the change: the key's attachment is
+     * told once the channel is ready for it.
      *
-     * @throws CancelledKeyException if the channel was closed since it joined
+     * @throws CancelledKeyException if the channel was closed
      */
-    static void arm(SelectionKey key) {
-        key.interestOps(SelectionKey.OP_READ);
+    static void arm(SelectionKey key, int op) {
+        key.interestOpsOr(op);
         key.selector().wakeup();
-    }
-
-    /** The key of a channel that joined, or null while it is still joining. */
-    SelectionKey keyOf(SocketChannel channel) {
-        return channel.keyFor(selector);
-    }
-
-    /** Wakes the selector, so it lets go of the keys of channels closed since (and ends if none is left). */
-    void wakeup() {
-        selector.wakeup();
     }
 
     private void loop() {
         try {
             for (;;) {
                 try {
-                    for (Joining j; (j = joining.poll()) != null; ) {
-                        try {
-                            j.channel().register(selector, SelectionKey.OP_READ, j.onReadable());
-                        } catch (ClosedChannelException | CancelledKeyException closed) {
-                            tell(j.onReadable());
-                        }
-                    }
                     // lets go of cancelled keys when it starts; bounded, since the last key may be cancelled
                     // after the check below and only go at the start of this select, with no wakeup left to end it
                     selector.select(onSelected, IDLE_CHECK_MILLIS);
@@ -102,7 +85,7 @@ final class Readiness {
                     LOG.warn("the tcp:// readiness selector failed; going on", e);
                 }
                 synchronized (Readiness.class) {
-                    if (joining.isEmpty() && selector.keys().isEmpty()) {
+                    if (selector.keys().isEmpty()) {
                         running = null;
                         return;
                     }
@@ -112,18 +95,17 @@ final class Readiness {
             TcpServer.closeQuietly(selector);
         }
     }
-    private void selected(SelectionKey key) {
-        try {
-            key.interestOps(0);
-        } catch (CancelledKeyException closed) {
-            // the close tells the listener too; one of the two finds it
-        }
-        tell((Runnable) key.attachment());
-    }
 
-    private static void tell(Runnable onReadable) {
+    private void selected(SelectionKey key) {
+        int ops;
         try {
-            onReadable.run();
+            ops = key.readyOps();
+            key.interestOpsAnd(~ops);
+        } catch (CancelledKeyException closed) {
+            ops = SelectionKey.OP_READ | SelectionKey.OP_WRITE; // the close wakes its waiters too
+        }
+        try {
+            ((Ready) key.attachment()).ready(ops);
         } catch (RuntimeException e) {
             LOG.warn("a readiness listener failed", e);
         }

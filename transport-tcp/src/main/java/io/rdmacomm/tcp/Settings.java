@@ -36,11 +36,12 @@ record Settings(long connectTimeout, long acceptTimeout, long readTimeout, long 
     }
 
     /**
-     * Plain blocking channel reads are the fastest path; timed or spinning reads need a non-blocking channel, and so
-     * do heartbeats, which the liveness thread must send without ever waiting on a full socket.
+     * Plain blocking channel reads are the fastest path, and need no selector; timed or spinning reads need a
+     * non-blocking channel. Liveness does not: its silence closes the socket, which ends blocking waits, and its
+     * heartbeats on a blocking channel go out on a thread of their own (see {@code TcpConnection}).
      */
     boolean blockingChannel() {
-        return readTimeout == 0 && busyPoll == 0 && liveness == 0;
+        return readTimeout == 0 && busyPoll == 0;
     }
 
     /** What our handshake asks of the peer: heartbeats at a third of our liveness, or none when it is off. */

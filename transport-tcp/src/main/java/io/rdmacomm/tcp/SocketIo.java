@@ -12,29 +12,27 @@ import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
-import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A connection's socket and how threads wait on it, below the framing. With neither a read timeout, busy polling
- * nor liveness the channel starts in blocking mode, the cheapest wait; otherwise it is non-blocking and waits on
- * one selector per direction, so a reader and a writer never share one. A blocking channel turns non-blocking for
- * good when its reader first asks what it could read without waiting ({@link #makeNonBlocking}); armed channels
- * also wait for input on the process's {@link Readiness} selector.
+ * A connection's socket and how threads wait on it, below the framing; the socket is the only descriptor a
+ * connection holds. With neither a read timeout nor busy polling the channel starts in blocking mode, the cheapest
+ * wait (liveness needs no other: see {@link Settings#blockingChannel}); otherwise it is non-blocking, and a thread
+ * that must wait for input or for room parks until the process's {@link Readiness} thread, whose one selector all
+ * non-blocking channels join on their first wait, tells it the channel is ready (or its timeout passes, or the close
+ * wakes it). A blocking channel turns non-blocking for good when its reader first asks what it could read without
+ * waiting ({@link #makeNonBlocking}).
  */
-final class SocketIo {
+final class SocketIo implements Readiness.Ready {
     private static final Logger LOG = LoggerFactory.getLogger(SocketIo.class);
     private static final long CLOSE_DELIVERY_DEFAULT = TimeUnit.SECONDS.toNanos(3);
-    /** For selects that only wait: the selected-key set is left alone, so a wait allocates nothing. */
-    private static final Consumer<SelectionKey> JUST_WAKE = k -> { };
 
     private final SocketChannel channel;
     /** The connection's TLS, or null for plain TCP. */
@@ -43,13 +41,13 @@ final class SocketIo {
     private final String peer;
     /** Changes once at most, from true to false ({@link #makeNonBlocking}), under the read lock. */
     private volatile boolean blocking;
-    private volatile Selector readSelector;
-    private volatile Selector writeSelector;
-    /** Guards the selectors between {@link #makeNonBlocking} and {@link #close}. */
-    private final Object selectors = new Object();
-    /** The {@link Readiness} instance the channel joined on its first arming, or null; its key there once known. */
-    private volatile Readiness readiness;
-    private SelectionKey readinessKey;
+    /** The channel's key on the {@link Readiness} selector once it joined (its first wait), else null. */
+    private volatile SelectionKey key;
+    /** The thread parked until the channel is readable, or writable; null when none waits. */
+    private volatile Thread readWaiter;
+    private volatile Thread writeWaiter;
+    /** Told on the readiness thread whenever the channel turns readable, once {@link #armReadable} set it. */
+    private volatile Runnable onReadable;
     /**
      * Set just before the channel closes: waits end with AsynchronousCloseException, and failures of channel calls
      * are reported as such.
@@ -58,15 +56,12 @@ final class SocketIo {
     /** Bytes the channel took so far (with TLS: plaintext sealed), for the liveness thread; one writer at a time. */
     private volatile long sent;
 
-    private SocketIo(SocketChannel channel, TlsSession tls, Settings settings, String peer, Selector readSelector,
-            Selector writeSelector) {
+    private SocketIo(SocketChannel channel, TlsSession tls, Settings settings, String peer, boolean blocking) {
         this.channel = channel;
         this.tls = tls;
         this.settings = settings;
         this.peer = peer;
-        this.blocking = readSelector == null;
-        this.readSelector = readSelector;
-        this.writeSelector = writeSelector;
+        this.blocking = blocking;
     }
 
     /**
@@ -74,28 +69,13 @@ final class SocketIo {
      * TCP; closes it on failure.
      */
     static SocketIo open(SocketChannel channel, TlsSession tls, Settings settings) throws IOException {
-        Selector readSelector = null;
-        Selector writeSelector = null;
         try {
             String peer = describe(channel.getRemoteAddress());
-            if (settings.blockingChannel()) {
-                channel.configureBlocking(true);
-            } else {
-                channel.configureBlocking(false);
-                readSelector = Selector.open();
-                writeSelector = Selector.open();
-                channel.register(readSelector, SelectionKey.OP_READ);
-                channel.register(writeSelector, SelectionKey.OP_WRITE);
-            }
-            return new SocketIo(channel, tls, settings, peer, readSelector, writeSelector);
+            boolean blocking = settings.blockingChannel();
+            channel.configureBlocking(blocking);
+            return new SocketIo(channel, tls, settings, peer, blocking);
         } catch (IOException | RuntimeException e) {
             TcpServer.closeQuietly(channel);
-            if (readSelector != null) {
-                TcpServer.closeQuietly(readSelector);
-            }
-            if (writeSelector != null) {
-                TcpServer.closeQuietly(writeSelector);
-            }
             throw e;
         }
     }
@@ -121,42 +101,21 @@ final class SocketIo {
     }
 
     /**
-     * Turns a blocking channel non-blocking, for good, with a selector per direction as {@link #open} gives a
-     * non-blocking one; does nothing on a non-blocking channel. The caller holds the read lock, so no read is on
-     * the channel; a blocking write in progress is waited for (the channel's own lock). The selectors are in place
-     * before the mode changes, and woken after the channel joined them, so a writer that finds the channel
-     * non-blocking always has a selector to wait on.
+     * Turns a blocking channel non-blocking, for good; does nothing on a non-blocking channel. The caller holds the
+     * read lock, so no read is on the channel; a blocking write in progress is waited for (the channel's own lock).
      */
     void makeNonBlocking() throws IOException {
-        synchronized (selectors) {
+        if (!blocking) {
+            return;
+        }
+        synchronized (this) {
             if (!blocking) {
                 return;
             }
             if (closed) {
                 throw new AsynchronousCloseException();
             }
-            Selector r = Selector.open();
-            Selector w;
-            try {
-                w = Selector.open();
-            } catch (IOException | RuntimeException e) {
-                TcpServer.closeQuietly(r);
-                throw e;
-            }
-            readSelector = r;
-            writeSelector = w;
-            try {
-                channel.configureBlocking(false);
-                channel.register(r, SelectionKey.OP_READ);
-                channel.register(w, SelectionKey.OP_WRITE);
-            } catch (IOException | RuntimeException e) {
-                readSelector = null;
-                writeSelector = null;
-                TcpServer.closeQuietly(r);
-                TcpServer.closeQuietly(w);
-                throw e;
-            }
-            w.wakeup();
+            channel.configureBlocking(false);
             blocking = false;
         }
     }
@@ -171,29 +130,51 @@ final class SocketIo {
 
     /**
      * Arms the (non-blocking) channel on the process's {@link Readiness} selector: {@code onReadable} runs on the
-     * readiness thread once the channel is readable. Called by the reader.
+     * readiness thread once the channel is readable (and again whenever a wait for input ends). Called by the
+     * reader.
      *
      * @throws CancelledKeyException if the channel was closed
      */
     void armReadable(Runnable onReadable) throws IOException {
-        SelectionKey k = readinessKey;
-        if (k == null) {
-            Readiness r = readiness;
-            if (r == null) {
-                r = Readiness.join(channel, onReadable);
-                readiness = r;
-                if (closed) {
-                    r.wakeup(); // a close that did not see it joining: let go of the key
-                }
-                return;
-            }
-            k = r.keyOf(channel);
-            if (k == null) {
-                return; // still joining: it joins with interest OP_READ
-            }
-            readinessKey = k;
+        this.onReadable = onReadable;
+        Readiness.arm(key(), SelectionKey.OP_READ);
+    }
+
+    /** The channel's key on the readiness selector; joins it on the first call. */
+    private SelectionKey key() throws IOException {
+        SelectionKey k = key;
+        if (k != null) {
+            return k;
         }
-        Readiness.arm(k);
+        synchronized (this) {
+            k = key;
+            if (k == null) {
+                if (closed) {
+                    throw new AsynchronousCloseException();
+                }
+                k = Readiness.join(channel, this);
+                key = k;
+                if (closed) {
+                    k.selector().wakeup(); // a close that did not see the key: let the selector release it
+                }
+            }
+            return k;
+        }
+    }
+
+    /** On the readiness thread: wakes the threads waiting for what the channel is ready for. */
+    @Override
+    public void ready(int readyOps) {
+        if ((readyOps & SelectionKey.OP_READ) != 0) {
+            LockSupport.unpark(readWaiter);
+            Runnable r = onReadable;
+            if (r != null) {
+                r.run();
+            }
+        }
+        if ((readyOps & SelectionKey.OP_WRITE) != 0) {
+            LockSupport.unpark(writeWaiter);
+        }
     }
 
     /**
@@ -220,16 +201,15 @@ final class SocketIo {
         }
         long deadline = System.nanoTime() + timeout;
         for (;;) {
-            long waitMillis = 0;
+            long left = 0;
             if (timeout > 0) {
-                long left = deadline - System.nanoTime();
+                left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new SocketTimeoutException("read from " + peer + " timed out after "
                             + Settings.format(timeout) + " (readTimeout)");
                 }
-                waitMillis = TimeUnit.NANOSECONDS.toMillis(left) + 1;
             }
-            await(readSelector, waitMillis);
+            await(SelectionKey.OP_READ, left);
             n = readChannel(b);
             if (n != 0) {
                 return n;
@@ -250,31 +230,30 @@ final class SocketIo {
             writeFully(new ByteBuffer[] {b}, deadline);
             return;
         }
+        long stuckSince = 0;
         while (b.hasRemaining()) {
             int n = channel.write(b);
             sent += n;
-            if (n == 0) {
-                awaitWritable(deadline);
-            }
+            stuckSince = n == 0 ? awaitWritable(deadline, stuckSince) : 0;
         }
     }
 
     /** Sends all of the buffers, in order, in gathering writes; waits as {@link #writeFully(ByteBuffer, long)}. */
     void writeFully(ByteBuffer[] bs, long deadline) throws IOException {
         if (tls == null) {
+            long stuckSince = 0;
             while (TlsSession.remaining(bs)) {
                 long n = channel.write(bs);
                 sent += n;
-                if (n == 0) {
-                    awaitWritable(deadline);
-                }
+                stuckSince = n == 0 ? awaitWritable(deadline, stuckSince) : 0;
             }
             return;
         }
         tls.output().lock();
         try {
+            long stuckSince = 0;
             while (!tlsSend(bs)) {
-                awaitWritable(deadline);
+                stuckSince = awaitWritable(deadline, stuckSince); // a TLS record taken in part counts as none
             }
         } finally {
             tls.output().unlock();
@@ -325,8 +304,9 @@ final class SocketIo {
         tls.output().lock();
         try {
             tls.closeOutbound();
+            long stuckSince = 0;
             while (!tls.flush(channel)) {
-                awaitWritable(deadline);
+                stuckSince = awaitWritable(deadline, stuckSince);
             }
         } finally {
             tls.output().unlock();
@@ -334,21 +314,24 @@ final class SocketIo {
     }
 
     /**
-     * Waits until the (non-blocking) channel takes bytes again: at most {@code readTimeout}, or until
-     * {@code deadline} (nanoTime) when that is non-zero.
+     * Waits until the (non-blocking) channel may take bytes again: until {@code deadline} (nanoTime) when that is
+     * non-zero, else at most {@code readTimeout} since the socket last took nothing ({@code stuckSince}, nanoTime,
+     * or 0 when it took bytes last time). Returns when it started to take nothing, for the next call.
      */
-    private void awaitWritable(long deadline) throws IOException {
-        long limit = deadline != 0 ? deadline - System.nanoTime() : settings.readTimeout();
-        long waitMillis = 0;
-        if (deadline != 0 || limit > 0) {
-            if (limit <= 0) {
-                throw writeTimedOut(deadline);
-            }
-            waitMillis = TimeUnit.NANOSECONDS.toMillis(limit) + 1;
+    private long awaitWritable(long deadline, long stuckSince) throws IOException {
+        long now = System.nanoTime();
+        long since = stuckSince != 0 ? stuckSince : now;
+        long left = 0;
+        if (deadline != 0) {
+            left = deadline - now;
+        } else if (settings.readTimeout() > 0) {
+            left = since + settings.readTimeout() - now;
         }
-        if (await(writeSelector, waitMillis) == 0 && waitMillis > 0) {
+        if ((deadline != 0 || settings.readTimeout() > 0) && left <= 0) {
             throw writeTimedOut(deadline);
         }
+        await(SelectionKey.OP_WRITE, left);
+        return since;
     }
 
     private SocketTimeoutException writeTimedOut(long deadline) {
@@ -357,21 +340,51 @@ final class SocketIo {
                         + " (readTimeout)"));
     }
 
-    /** Waits on a selector; returns how many keys became ready (0 when the wait timed out). */
-    private int await(Selector selector, long millis) throws IOException {
+    /**
+     * Parks until the readiness thread finds the channel ready for {@code op} (OP_READ or OP_WRITE; one thread at a
+     * time waits for each), {@code nanos} pass (0: no limit), the close, or an interrupt; the caller then tries the
+     * channel again (a wake-up may be spurious).
+     */
+    private void await(int op, long nanos) throws IOException {
         if (closed) {
             throw new AsynchronousCloseException();
         }
-        int ready;
+        SelectionKey k;
         try {
-            ready = selector.select(JUST_WAKE, millis);
-        } catch (ClosedSelectorException e) {
+            k = key();
+        } catch (ClosedChannelException e) {
+            throw closed ? new AsynchronousCloseException() : e;
+        }
+        boolean read = op == SelectionKey.OP_READ;
+        Thread me = Thread.currentThread();
+        if (read) {
+            readWaiter = me;
+        } else {
+            writeWaiter = me;
+        }
+        try {
+            // published before the interest, and the close sets closed before it unparks: no wake-up is lost
+            Readiness.arm(k, op);
+            if (closed) {
+                throw new AsynchronousCloseException();
+            }
+            if (nanos > 0) {
+                LockSupport.parkNanos(this, nanos);
+            } else {
+                LockSupport.park(this);
+            }
+        } catch (CancelledKeyException e) {
             throw new AsynchronousCloseException();
+        } finally {
+            if (read) {
+                readWaiter = null;
+            } else {
+                writeWaiter = null;
+            }
         }
         if (closed) {
             throw new AsynchronousCloseException();
         }
-        return ready;
     }
 
     /**
@@ -489,16 +502,12 @@ final class SocketIo {
     void close() {
         closed = true;
         TcpServer.closeQuietly(channel);
-        synchronized (selectors) {
-            if (readSelector != null) {
-                TcpServer.closeQuietly(readSelector);
-                TcpServer.closeQuietly(writeSelector);
-            }
-        }
-        Readiness r = readiness;
-        if (r != null) {
+        LockSupport.unpark(readWaiter);
+        LockSupport.unpark(writeWaiter);
+        SelectionKey k = key;
+        if (k != null) {
             // the close cancelled the channel's key there: the descriptor is released once the selector lets go
-            r.wakeup();
+            k.selector().wakeup();
         }
     }
 }

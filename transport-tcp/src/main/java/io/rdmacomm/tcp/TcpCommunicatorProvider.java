@@ -19,6 +19,15 @@ public final class TcpCommunicatorProvider implements CommunicatorProvider {
         return Optional.empty();
     }
 
+    /**
+     * One: an accepted tcp:// connection holds its socket and nothing else, in every mode (blocking channels wait in
+     * the socket itself; non-blocking ones on the process's one readiness selector, see {@link Readiness}).
+     */
+    @Override
+    public int descriptorsPerConnection(Endpoint endpoint) {
+        return 1;
+    }
+
     @Override
     public Communicator open(Endpoint endpoint) {
         if (!endpoint.scheme().equals("tcp")) {

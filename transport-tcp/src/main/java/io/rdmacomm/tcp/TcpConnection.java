@@ -16,6 +16,8 @@ import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.util.Set;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -33,8 +35,9 @@ import org.slf4j.LoggerFactory;
  * to {@code read} through a bounded {@link StreamPipe}.
  *
  * <p>When both sides asked for heartbeats in the handshake, the process's liveness thread sends them while this
- * side is idle and, once the peer has been silent for {@code liveness}, closes the socket: every wait in it ends
- * and every call from then on reports the silence.
+ * side is idle (on a blocking channel, whose write may wait, through a heartbeat thread) and, once the peer has
+ * been silent for {@code liveness}, closes the socket: every wait in it ends and every call from then on reports
+ * the silence. Liveness alone keeps the channel blocking, so it costs the reads nothing.
  *
  * <p>{@link #available()} and {@link #notifyReadable} serve a thread that serves many connections. Before the
  * hand-over, {@code available} counts the current DATA frame's buffered bytes, else reads what the socket holds
@@ -73,6 +76,19 @@ final class TcpConnection implements AbstractCommunicator.Link {
     private final AtomicReference<Runnable> readinessListener = new AtomicReference<>();
     /** {@link #tellReadable}, allocated once: the readiness selector's attachment and the pipe's callback. */
     private final Runnable tellReadable = this::tellReadable;
+    /** {@link FrameWriter#heartbeat}, allocated once, for {@link #HEARTBEATS}. */
+    private final Runnable sendHeartbeat;
+
+    /**
+     * Sends the heartbeats of blocking channels, which may wait for room: threads ("rdmacomm-tcp-heartbeat",
+     * daemons) start when no idle one is left and end after a few idle seconds; usually one serves the process.
+     */
+    private static final ThreadPoolExecutor HEARTBEATS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 5,
+            TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+                Thread t = new Thread(r, "rdmacomm-tcp-heartbeat");
+                t.setDaemon(true);
+                return t;
+            });
 
     private TcpConnection(SocketIo io, SocketChannel channel, Endpoint endpoint, Settings settings,
             long peerHeartbeat) throws IOException {
@@ -80,6 +96,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
         this.endpoint = endpoint;
         this.settings = settings;
         this.writer = new FrameWriter(io, settings);
+        this.sendHeartbeat = writer::heartbeat;
         this.memory = new RemoteMemory(io.peer(), settings.maxRegistered(), settings.busyPoll());
         this.oneSided = new OneSided(memory, writer, this::startProgress, settings.readTimeout());
         int receiveBytes = Math.max(RECEIVE_BUFFER_MIN, Math.min(settings.sendBuffer(), RECEIVE_BUFFER_MAX))
@@ -122,9 +139,17 @@ final class TcpConnection implements AbstractCommunicator.Link {
             return writer.sent();
         }
 
+        /**
+         * On a non-blocking channel, sends it now if the socket takes it; on a blocking channel, whose write may
+         * wait, hands it to a heartbeat thread (a stuck heartbeat holds the writer's lock, so the next ones skip).
+         */
         @Override
         public void heartbeat() {
-            writer.heartbeat();
+            if (io.blocking()) {
+                HEARTBEATS.execute(sendHeartbeat);
+            } else {
+                writer.heartbeat();
+            }
         }
 
         /** Input waits that nobody reads, and no writer waits on the peer: the peer may be stuck behind us. */

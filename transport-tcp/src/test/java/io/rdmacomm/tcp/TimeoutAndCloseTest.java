@@ -21,7 +21,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Timeouts and close on both channel modes (blocking; non-blocking with a selector). */
+/** Timeouts and close on both channel modes (blocking; non-blocking, parked until the readiness selector wakes it). */
 class TimeoutAndCloseTest {
     private final ExecutorService helper = Executors.newCachedThreadPool();
 
@@ -97,10 +97,10 @@ class TimeoutAndCloseTest {
 
     @Test
     @Timeout(20)
-    void closeUnblocksAReadWaitingOnTheSelector() throws Exception {
+    void closeUnblocksAReadParkedUntilTheReadinessSelectorWakesIt() throws Exception {
         try (Pair p = pair("", "?readTimeout=30s")) {
             Future<Integer> read = helper.submit(() -> p.client().read(ByteBuffer.allocate(8)));
-            awaitParkedIn(read, "select");
+            awaitParkedIn(read, "park");
             p.client().close();
             ExecutionException e = assertThrows(ExecutionException.class, () -> read.get(10, TimeUnit.SECONDS));
             assertInstanceOf(AsynchronousCloseException.class, e.getCause());
