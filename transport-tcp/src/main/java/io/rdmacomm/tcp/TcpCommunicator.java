@@ -3,6 +3,7 @@ package io.rdmacomm.tcp;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.support.AbstractCommunicator;
+import io.rdmacomm.api.support.RateLimitedLog;
 import java.io.IOException;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
@@ -25,6 +26,8 @@ public final class TcpCommunicator extends AbstractCommunicator<TcpConnection> {
 
     private final Settings settings;
     private volatile TcpServer server;
+    /** One line a second at most: under descriptor pressure every accepted peer may fail the same way. */
+    private final RateLimitedLog setupFailures = new RateLimitedLog(LOG);
 
     TcpCommunicator(Endpoint endpoint) {
         super(endpoint);
@@ -55,7 +58,8 @@ public final class TcpCommunicator extends AbstractCommunicator<TcpConnection> {
                 return new TcpCommunicator(endpoint(), settings, TcpConnection.open(peer.channel(), peer.tls(),
                         endpoint(), settings, peer.peerHeartbeat()));
             } catch (IOException e) {
-                LOG.warn("{}: dropped a handshaken peer that could not be set up: {}", endpoint(), e.toString());
+                setupFailures.warn("{}: dropped a handshaken peer that could not be set up: {}", endpoint(),
+                        e.toString());
             }
         }
     }
