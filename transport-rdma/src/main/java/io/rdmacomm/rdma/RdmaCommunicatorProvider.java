@@ -156,10 +156,17 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
                 byName.putIfAbsent(p.name(), p);
             } catch (ServiceConfigurationError | LinkageError e) {
                 failures++;
-                // once per process and cause: every rdma:// endpoint looks the providers up again
+                // once per process and cause: every rdma:// endpoint looks the providers up again. A jar for a later
+                // JDK (ucx-ffm's, built by JDK 22+, on JDK 17) is expected there, and the notice of the ucx-jucx
+                // fallback says what it means: INFO
                 if (LOGGED.putIfAbsent("unloadable " + e, Boolean.TRUE) == null) {
-                    LOG.warn("an RDMA provider on the class path cannot be loaded by this JVM (Java {}), skipped: {}",
-                            Runtime.version().feature(), e.toString());
+                    String message = "an RDMA provider on the class path cannot be loaded by this JVM (Java {}),"
+                            + " skipped: {}";
+                    if (e instanceof UnsupportedClassVersionError) {
+                        LOG.info(message, Runtime.version().feature(), e.toString());
+                    } else {
+                        LOG.warn(message, Runtime.version().feature(), e.toString());
+                    }
                 }
             }
         }
