@@ -11,16 +11,17 @@ launch() {
     local jar
     jar="$(find "$target" -maxdepth 1 -name "$module-*.jar" ! -name '*-sources.jar' ! -name '*-tests.jar' \
         2>/dev/null | head -n 1 || true)"
-    if [[ -z "$jar" || ! -d "$target/lib" ]]; then
-        echo "$module: not built yet; build it first with: (cd $rdmacomm_root && ./mvnw -q -DskipTests package)" >&2
-        exit 1
-    fi
-
     local java
     java="$(pick_java)"
     if ! command -v "$java" >/dev/null 2>&1; then
         echo "$module: no java found (looked for '$java'); install a JDK 17 or newer (25 recommended), or set" \
             "JAVA_HOME" >&2
+        exit 1
+    fi
+    if [[ -z "$jar" || ! -d "$target/lib" ]]; then
+        # with the JDK that will run it: on JDK 22+ the build includes ucx-ffm (profile jdk22-ffm)
+        echo "$module: not built yet; build it first with: (cd $rdmacomm_root && JAVA_HOME=$(java_home "$java")" \
+            "./mvnw -q -DskipTests package)" >&2
         exit 1
     fi
 
