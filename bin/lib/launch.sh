@@ -36,7 +36,8 @@ launch() {
         # rdma:// says so once, with this command to rebuild (RdmaCommunicatorProvider's notice)
         if [[ -n "$(find "$target/lib" -maxdepth 1 -name 'transport-rdma-*.jar' -print -quit)" ]] \
                 && ! compgen -G "$target/lib/transport-rdma-ucx-ffm-*.jar" >/dev/null; then
-            opts+=("-Drdmacomm.rebuild=(cd $rdmacomm_root && JAVA_HOME=$(java_home "$java") ./mvnw -q -DskipTests package)")
+            local rebuild="(cd $rdmacomm_root && JAVA_HOME=$(java_home "$java") ./mvnw -q -DskipTests package)"
+            opts+=("-Drdmacomm.rebuild=$rebuild")
         fi
     fi
     # JDK 24+ warns on stderr at the first sun.misc.Unsafe memory access (protobuf and gRPC's Netty in kv-server and
@@ -79,6 +80,7 @@ pick_java() {
     local best="java" best_major=0 home major
     if command -v java >/dev/null 2>&1; then
         best_major="$(java_major java)"
+        [[ "$best_major" =~ ^[0-9]+$ ]] || best_major=0
     fi
     for home in /usr/lib/jvm/* /usr/local/lib/jvm/* /usr/java/* /opt/java/* /opt/jdk* /opt/*/jdk* \
             "${HOME:-/nonexistent}"/.sdkman/candidates/java/* "${HOME:-/nonexistent}"/.jdks/* \
@@ -86,7 +88,7 @@ pick_java() {
         # JDKs only (the release file names the version without starting a JVM)
         [[ -x "$home/bin/java" && -r "$home/release" ]] || continue
         major="$(java_major "$home/bin/java")"
-        if [[ "$major" =~ ^[0-9]+$ ]] && (( major >= 22 && major > ${best_major:-0} )); then
+        if [[ "$major" =~ ^[0-9]+$ ]] && (( major >= 22 && major > best_major )); then
             best="$home/bin/java" best_major="$major"
         fi
     done
