@@ -1,8 +1,8 @@
 # Shared by bench/soak and bench/clients; sourced, not run. Starts servercomm and runs clientcomm's classes from
-# this repository's build, with the JDK of JAVA_HOME (ucx-ffm needs 22+), as bin/lib/launch.sh does.
+# this repository's build, on the JDK bin/lib/launch.sh's pick_java picks (JAVA_HOME, else the newest 22+: ucx-ffm).
 ROOT="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
-source "$ROOT/bin/lib/launch.sh"   # java_major
-JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+source "$ROOT/bin/lib/launch.sh"   # pick_java, java_major
+JAVA="$(pick_java)"
 read -r -a JVM_FLAGS <<< "${BENCH_JVM_FLAGS:--Xms512m -Xmx512m -XX:+UseParallelGC}"
 if (( $(java_major "$JAVA") >= 22 )); then
     JVM_FLAGS+=(--enable-native-access=ALL-UNNAMED)

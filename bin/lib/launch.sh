@@ -1,5 +1,6 @@
-# Shared by bin/servercomm, bin/clientcomm and bench/baseline (bench/compare takes java_major); sourced, not run.
-# launch MODULE MAIN_CLASS ARGS... runs MAIN_CLASS from MODULE's build in this repository.
+# Shared by bin/servercomm, bin/clientcomm, bin/kv-server, bin/kv-client, bin/demo and bench/baseline (bench/compare,
+# bench/lib-run.sh take pick_java and java_major); sourced, not run.
+# launch MODULE MAIN_CLASS ARGS... runs MAIN_CLASS from MODULE's build in this repository, on the JDK pick_java picks.
 
 rdmacomm_root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 
@@ -10,17 +11,17 @@ launch() {
     local jar
     jar="$(find "$target" -maxdepth 1 -name "$module-*.jar" ! -name '*-sources.jar' ! -name '*-tests.jar' \
         2>/dev/null | head -n 1 || true)"
-    if [[ -z "$jar" || ! -d "$target/lib" ]]; then
-        echo "$module: not built yet; build it first with: (cd $rdmacomm_root && ./mvnw -q -DskipTests package)" >&2
+    local java
+    java="$(pick_java)"
+    if ! command -v "$java" >/dev/null 2>&1; then
+        echo "$module: no java found (looked for '$java'); install a JDK 17 or newer (25 recommended), or set" \
+            "JAVA_HOME" >&2
         exit 1
     fi
-
-    local java="java"
-    if [[ -n "${JAVA_HOME:-}" ]]; then
-        java="$JAVA_HOME/bin/java"
-    fi
-    if ! command -v "$java" >/dev/null 2>&1; then
-        echo "$module: no java found (looked for '$java'); install a JDK 17 or newer, or set JAVA_HOME" >&2
+    if [[ -z "$jar" || ! -d "$target/lib" ]]; then
+        # with the JDK that will run it: on JDK 22+ the build includes ucx-ffm (profile jdk22-ffm)
+        echo "$module: not built yet; build it first with: (cd $rdmacomm_root && JAVA_HOME=$(java_home "$java")" \
+            "./mvnw -q -DskipTests package)" >&2
         exit 1
     fi
 
@@ -31,6 +32,13 @@ launch() {
     # JDK 22+ warns about (and will one day refuse) native access that is not enabled explicitly.
     if (( $(java_major "$java") >= 22 )); then
         opts+=(--enable-native-access=ALL-UNNAMED)
+        # built by a JDK before 22, run by a later one: ucx-ffm (profile jdk22-ffm) is not in the build, and
+        # rdma:// says so once, with this command to rebuild (RdmaCommunicatorProvider's notice)
+        if [[ -n "$(find "$target/lib" -maxdepth 1 -name 'transport-rdma-*.jar' -print -quit)" ]] \
+                && ! compgen -G "$target/lib/transport-rdma-ucx-ffm-*.jar" >/dev/null; then
+            local rebuild="(cd $rdmacomm_root && JAVA_HOME=$(java_home "$java") ./mvnw -q -DskipTests package)"
+            opts+=("-Drdmacomm.rebuild=$rebuild")
+        fi
     fi
     # JDK 24+ warns on stderr at the first sun.misc.Unsafe memory access (protobuf and gRPC's Netty in kv-server and
     # kv-client); the option exists from JDK 23.
@@ -59,4 +67,35 @@ java_major() {
     fi
     version="${version#1.}"
     echo "${version%%[!0-9]*}"
+}
+
+# The java the tools run on: $JAVA_HOME/bin/java when JAVA_HOME is set; else the newest JDK of 22 or later
+# (ucx-ffm, the fast provider of rdma://, needs java.lang.foreign) among java on the PATH and the JDKs installed in
+# the usual places; else java on the PATH. bin/test and ./mvnw do not use it: they run on JAVA_HOME or the PATH's java.
+pick_java() {
+    if [[ -n "${JAVA_HOME:-}" ]]; then
+        echo "$JAVA_HOME/bin/java"
+        return
+    fi
+    local best="java" best_major=0 home major
+    if command -v java >/dev/null 2>&1; then
+        best_major="$(java_major java)"
+        [[ "$best_major" =~ ^[0-9]+$ ]] || best_major=0
+    fi
+    for home in /usr/lib/jvm/* /usr/local/lib/jvm/* /usr/java/* /opt/java/* /opt/jdk* /opt/*/jdk* \
+            "${HOME:-/nonexistent}"/.sdkman/candidates/java/* "${HOME:-/nonexistent}"/.jdks/* \
+            "${HOME:-/nonexistent}"/.local/share/mise/installs/java/* "${HOME:-/nonexistent}"/.asdf/installs/java/*; do
+        # JDKs only (the release file names the version without starting a JVM)
+        [[ -x "$home/bin/java" && -r "$home/release" ]] || continue
+        major="$(java_major "$home/bin/java")"
+        if [[ "$major" =~ ^[0-9]+$ ]] && (( major >= 22 && major > best_major )); then
+            best="$home/bin/java" best_major="$major"
+        fi
+    done
+    echo "$best"
+}
+
+# The home of a java binary (the directory above its bin/).
+java_home() {
+    dirname "$(dirname "$(readlink -f "$(command -v "$1")")")"
 }

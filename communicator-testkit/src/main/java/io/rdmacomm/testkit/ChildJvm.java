@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -25,6 +26,11 @@ import java.util.stream.Stream;
 public final class ChildJvm {
     private static final Path JVMS = Path.of("/usr/lib/jvm");
     private static final Pattern JAVA_VERSION = Pattern.compile("(?m)^JAVA_VERSION=\"(\\d+)");
+    /**
+     * The start of the notice rdma:// gives once per process, on stderr, where provider=ucx (the default) runs on the
+     * slower ucx-jucx (RdmaCommunicatorProvider): on JDK 17-21 a child prints it however well all goes.
+     */
+    public static final String JUCX_NOTICE = "rdma:// runs on ucx-jucx, the slower UCX provider";
 
     private ChildJvm() {
     }
@@ -63,6 +69,17 @@ public final class ChildJvm {
                 throw new UncheckedIOException(e);
             }
         }).get(seconds, TimeUnit.SECONDS);
+    }
+
+    /** {@code stderr} lines without the {@link #JUCX_NOTICE} line. */
+    public static List<String> withoutJucxNotice(List<String> stderr) {
+        return stderr.stream().filter(l -> !l.contains(JUCX_NOTICE)).toList();
+    }
+
+    /** {@code stderr} without the {@link #JUCX_NOTICE} line. */
+    public static String withoutJucxNotice(String stderr) {
+        return stderr.lines().filter(l -> !l.contains(JUCX_NOTICE)).map(l -> l + "\n")
+                .collect(Collectors.joining());
     }
 
     /** A JDK of feature version {@code feature} installed under /usr/lib/jvm, if any. */

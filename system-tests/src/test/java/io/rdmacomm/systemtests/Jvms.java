@@ -37,6 +37,15 @@ final class Jvms {
 
     /** A finished clientcomm: exit code and its stdout and stderr lines. */
     record Result(int code, List<String> out, List<String> err) {
+        /**
+         * stderr without the notice rdma:// gives once per process when it runs on ucx-jucx by default (JDK 17-21;
+         * {@link ChildJvm#JUCX_NOTICE}): what the client itself had to say.
+         */
+        List<String> errBesidesJucxNotice() {
+            assertTrue(err.size() - ChildJvm.withoutJucxNotice(err).size() <= 1, "the notice once at most: " + this);
+            return ChildJvm.withoutJucxNotice(err);
+        }
+
         @Override
         public String toString() {
             return "exit " + code + "\nstdout:\n" + String.join("\n", out) + "\nstderr:\n" + String.join("\n", err);

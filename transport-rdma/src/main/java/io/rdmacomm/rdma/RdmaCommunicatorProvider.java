@@ -12,6 +12,7 @@ import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,8 +28,18 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
     static final String UCX = "ucx";
     static final String UCX_FFM = "ucx-ffm";
     static final String UCX_JUCX = "ucx-jucx";
-    /** Choices already logged at INFO, so that a server with 256 clients says it once. */
+    /**
+     * Choices already logged at INFO, and unloadable providers already warned of, so that a server with 256 clients
+     * says it once.
+     */
     private static final Map<String, Boolean> LOGGED = new ConcurrentHashMap<>();
+    /** Whether the notice that provider=ucx fell back to ucx-jucx was given: once per process. */
+    private static final AtomicBoolean JUCX_NOTICE_GIVEN = new AtomicBoolean();
+    /**
+     * System property: the command that rebuilds this installation with the running JDK, for the notice (the
+     * launchers in bin/ set it; without it the notice names the Maven command with this JVM's home).
+     */
+    static final String REBUILD_PROPERTY = "rdmacomm.rebuild";
 
     @Override
     public String scheme() {
@@ -57,6 +68,10 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
         if (LOGGED.putIfAbsent(name + "->" + p.name(), Boolean.TRUE) == null) {
             LOG.info("rdma:// provider={} runs on {}{}", name, p.name(), whyNotFfm(name, all));
         }
+        if (name.equals(UCX) && p.name().equals(UCX_JUCX) && JUCX_NOTICE_GIVEN.compareAndSet(false, true)) {
+            LOG.warn(jucxNotice(all.get(UCX_FFM), Runtime.version().feature(), System.getProperty("java.home"),
+                    System.getProperty(REBUILD_PROPERTY)));
+        }
         return new RdmaCommunicator(endpoint, p);
     }
 
@@ -83,6 +98,29 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
             return " (ucx-ffm is not on the class path: " + ffmRequirement() + ")";
         }
         return ffm.unavailabilityCause().map(c -> " (ucx-ffm cannot run here: " + c + ")").orElse("");
+    }
+
+    /**
+     * The one-time notice that provider=ucx (the default) runs on ucx-jucx: what that costs, why ucx-ffm was not
+     * chosen, and how to get it. Not given when the user forced provider=ucx-jucx.
+     */
+    static String jucxNotice(RdmaProvider ffm, int feature, String javaHome, String rebuild) {
+        String why;
+        if (feature < 22) {
+            why = "ucx-ffm needs JDK 22 or later and this JVM is " + feature + "; run on a JDK 22+ (25 recommended),"
+                    + " e.g. JAVA_HOME=/usr/lib/jvm/<jdk-25> (bin/servercomm, bin/clientcomm and bin/kv-* pick the"
+                    + " newest JDK installed when JAVA_HOME is unset)";
+        } else if (ffm == null) {
+            why = "this JVM (" + feature + ") can run ucx-ffm but it is not on the class path (module"
+                    + " transport-rdma-ucx-ffm, which a build by JDK 17-21 leaves out); rebuild with this JDK: "
+                    + (rebuild != null && !rebuild.isBlank() ? rebuild
+                            : "JAVA_HOME=" + javaHome + " ./mvnw -q -DskipTests package");
+        } else {
+            why = "ucx-ffm cannot run here: " + ffm.unavailabilityCause().orElse("(no cause given)");
+        }
+        return "rdma:// runs on ucx-jucx, the slower UCX provider (8 B round trips about 6 x those of ucx-ffm on"
+                + " shared memory, and JUCX 1.12.1 keeps every completed request, so a busy process's heap grows): "
+                + why + "; provider=ucx-jucx chooses it without this notice";
     }
 
     private static String missing(String name, Map<String, RdmaProvider> all) {
@@ -118,8 +156,18 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
                 byName.putIfAbsent(p.name(), p);
             } catch (ServiceConfigurationError | LinkageError e) {
                 failures++;
-                LOG.warn("an RDMA provider on the class path cannot be loaded by this JVM (Java {}), skipped: {}",
-                        Runtime.version().feature(), e.toString());
+                // once per process and cause: every rdma:// endpoint looks the providers up again. A jar for a later
+                // JDK (ucx-ffm's, built by JDK 22+, on JDK 17) is expected there, and the notice of the ucx-jucx
+                // fallback says what it means: INFO
+                if (LOGGED.putIfAbsent("unloadable " + e, Boolean.TRUE) == null) {
+                    String message = "an RDMA provider on the class path cannot be loaded by this JVM (Java {}),"
+                            + " skipped: {}";
+                    if (e instanceof UnsupportedClassVersionError) {
+                        LOG.info(message, Runtime.version().feature(), e.toString());
+                    } else {
+                        LOG.warn(message, Runtime.version().feature(), e.toString());
+                    }
+                }
             }
         }
         return byName;

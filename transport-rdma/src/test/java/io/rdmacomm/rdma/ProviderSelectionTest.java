@@ -95,4 +95,18 @@ class ProviderSelectionTest {
         assertTrue(cause.contains("ucx-ffm") && cause.contains("JDK 22") && cause.contains("transport-rdma-ucx-ffm"),
                 cause);
     }
+
+    @Test
+    void theNoticeOfTheJucxFallbackSaysWhyAndHowToGetFfm() {
+        String jdk17 = RdmaCommunicatorProvider.jucxNotice(null, 17, "/usr/lib/jvm/java-17", null);
+        assertTrue(jdk17.startsWith("rdma:// runs on ucx-jucx, the slower UCX provider") && jdk17.contains("JDK 22")
+                && jdk17.contains("this JVM is 17") && jdk17.contains("JAVA_HOME="), jdk17);
+        String noModule = RdmaCommunicatorProvider.jucxNotice(null, 25, "/usr/lib/jvm/jdk-25", null);
+        assertTrue(noModule.contains("not on the class path")
+                && noModule.contains("JAVA_HOME=/usr/lib/jvm/jdk-25 ./mvnw -q -DskipTests package"), noModule);
+        String launcher = RdmaCommunicatorProvider.jucxNotice(null, 25, "/usr/lib/jvm/jdk-25", "(cd /r && make)");
+        assertTrue(launcher.contains("rebuild with this JDK: (cd /r && make)"), launcher);
+        String noAccess = RdmaCommunicatorProvider.jucxNotice(FFM_NO_ACCESS, 25, "/usr/lib/jvm/jdk-25", null);
+        assertTrue(noAccess.contains("ucx-ffm cannot run here: native access is not enabled"), noAccess);
+    }
 }
