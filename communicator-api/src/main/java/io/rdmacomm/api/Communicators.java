@@ -1,6 +1,7 @@
 package io.rdmacomm.api;
 
 import java.io.IOException;
+import java.util.Collections;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.TreeMap;
@@ -20,14 +21,25 @@ public final class Communicators {
     private Communicators() {
     }
 
+    /**
+     * The providers found once, on first use: a {@link ServiceLoader} lookup reads every jar's service file, which
+     * cost a connection as much as its handshake when it ran on every connect.
+     */
+    private static volatile Map<String, CommunicatorProvider> found;
+
     /** The providers on the class path (or module path), by scheme. */
     public static Map<String, CommunicatorProvider> providers() {
-        Map<String, CommunicatorProvider> byScheme = new TreeMap<>();
-        for (CommunicatorProvider p : ServiceLoader.load(CommunicatorProvider.class,
-                Communicators.class.getClassLoader())) {
-            byScheme.putIfAbsent(p.scheme(), p);
+        Map<String, CommunicatorProvider> all = found;
+        if (all == null) {
+            Map<String, CommunicatorProvider> byScheme = new TreeMap<>();
+            for (CommunicatorProvider p : ServiceLoader.load(CommunicatorProvider.class,
+                    Communicators.class.getClassLoader())) {
+                byScheme.putIfAbsent(p.scheme(), p);
+            }
+            all = Collections.unmodifiableMap(byScheme);
+            found = all;
         }
-        return byScheme;
+        return all;
     }
 
     /** The provider for {@code scheme}, with a message naming the schemes available if there is none. */

@@ -154,7 +154,6 @@ public final class SessionServer implements AutoCloseable {
             return;
         }
         sessions.add(peer);
-        threads.removeIf(t -> !t.isAlive());
         Thread thread = sessionThreads.newThread(() -> serve(peer),
                 "servercomm-session-" + sessionCount.incrementAndGet());
         threads.add(thread);
@@ -171,6 +170,7 @@ public final class SessionServer implements AutoCloseable {
             }
         } finally {
             sessions.remove(peer);
+            threads.remove(Thread.currentThread());
             permits.release();
         }
     }

@@ -32,6 +32,8 @@ import org.slf4j.LoggerFactory;
  */
 final class SocketIo implements Readiness.Ready {
     private static final Logger LOG = LoggerFactory.getLogger(SocketIo.class);
+    /** Buffers for input discarded at close: borrowed only when some is unread. */
+    private static final BufferPool DISCARD = BufferPool.of(64 * 1024);
     private static final long CLOSE_DELIVERY_DEFAULT = TimeUnit.SECONDS.toNanos(3);
 
     private final SocketChannel channel;
@@ -484,17 +486,25 @@ final class SocketIo implements Readiness.Ready {
         if (!readLock.tryLock()) {
             return;
         }
+        ByteBuffer scratch = null;
         try {
+            // FIONREAD first: most connections close with nothing unread, and then nothing is allocated or read
+            if (channel.socket().getInputStream().available() <= 0) {
+                return;
+            }
             if (blocking) {
                 channel.configureBlocking(false);
             }
-            ByteBuffer scratch = ByteBuffer.allocate(64 * 1024);
+            scratch = DISCARD.take();
             for (int i = 0; i < 16 && channel.read(scratch) > 0; i++) {
                 scratch.clear();
             }
         } catch (IOException e) {
             LOG.debug("discarding unread input from {} failed", peer, e);
         } finally {
+            if (scratch != null) {
+                DISCARD.give(scratch);
+            }
             readLock.unlock();
         }
     }
