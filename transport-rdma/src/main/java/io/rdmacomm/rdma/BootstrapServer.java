@@ -7,12 +7,16 @@ import io.rdmacomm.api.Units;
 import io.rdmacomm.api.auth.AuthenticationException;
 import io.rdmacomm.api.auth.MutualAuthentication;
 import io.rdmacomm.api.auth.SharedSecret;
+import io.rdmacomm.api.support.AcceptGuard;
+import io.rdmacomm.api.support.DescriptorBudget;
+import io.rdmacomm.api.support.RateLimitedLog;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
@@ -24,6 +28,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,50 +37,101 @@ import org.slf4j.LoggerFactory;
  * server ({@code rdmacomm-rdma-accept}) that accepts, reads each client's HELLO without blocking, authenticates the
  * client where the server has a shared secret ({@link MutualAuthentication} in AUTH frames; nothing of the HELLO
  * reaches the provider before that succeeded), answers it, connects the provider channel and completes the engine's
- * handshake over it, every step bounded by handshakeTimeout. A peer that sends garbage, stays silent or fails is logged and dropped; the server serves on.
- * Established connections go to {@link #ready} and their sockets to the {@link BootstrapWatch}.
+ * handshake over it, every step bounded by handshakeTimeout. Established connections go to {@link #ready} and their
+ * sockets to the {@link BootstrapWatch}.
+ *
+ * <p>The thread does not die of a peer or of a flood: a peer that sends garbage, stays silent or fails (anything it
+ * throws, up to an {@link Error}) is dropped alone, and a failure of a whole loop iteration is logged and the loop
+ * goes on. Accepting goes through an {@link AcceptGuard}: a failed accept (out of descriptors: EMFILE) backs off
+ * 5 ms..1 s with OP_ACCEPT interest off, refuses one waiting peer with a spare descriptor and drops the peer in
+ * handshake silent longest (if past its grace of silence). At most maxHandshakes peers (fewer if the descriptor
+ * limit does not leave room for them: {@link #handshakeSlots}) are between accept and ready; when that is full, a
+ * newcomer replaces the peer silent longest if that is past its grace ({@link #NEVER_HEARD_NANOS} for one that sent
+ * nothing, {@link #SILENT_NANOS} for one that stalled in its bootstrap), else the server stops accepting until a slot
+ * frees and newcomers wait in the listen queue (backlog). Only peers the server waits on are dropped for newcomers,
+ * never one whose provider channel is being connected. Per-peer lines are
+ * rate-limited ({@link RateLimitedLog}).
  */
 final class BootstrapServer {
     private static final Logger LOG = LoggerFactory.getLogger(BootstrapServer.class);
+    /**
+     * A peer in handshake that sent part of its bootstrap and then nothing for this long may be dropped for a
+     * newcomer when the slots are full (or to free a descriptor).
+     */
+    static final long SILENT_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * The same for a peer that sent nothing at all since it was accepted: a client sends its HELLO with its connect,
+     * so under a flood, when peers wait in the listen queue, its HELLO is there when it is accepted. A shorter grace
+     * lets a flood of silent connections drain at slots / 100 ms rather than slots / s.
+     */
+    static final long NEVER_HEARD_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** At most this share (1/n) of the descriptors left free goes to peers in handshake. */
+    private static final int HANDSHAKE_SHARE = 4;
+    /** How long the loop waits after an iteration failed as a whole, so a persistent failure cannot spin. */
+    private static final long LOOP_FAILURE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final Endpoint endpoint;
     private final RdmaProvider provider;
     private final ServerSocketChannel server;
     private final Selector selector;
+    private final SelectionKey acceptKey;
     private final long timeoutNanos;
+    /** Peers between accept and ready at once. */
+    private final int maxHandshakes;
     /** The server's shared secret, or null when it authenticates nobody. */
     private final SharedSecret secret;
+    private final AcceptGuard guard;
+    private final RateLimitedLog peerLog = new RateLimitedLog(LOG);
+    private final RateLimitedLog loopLog = new RateLimitedLog(LOG);
     private final Thread thread;
     private final List<Pending> channels = new ArrayList<>();
     private volatile boolean open = true;
+    /** Peers dropped for a newcomer or for a descriptor, while the slots were full (for tests and statistics). */
+    private volatile long evicted;
     final BlockingQueue<Connection> ready = new LinkedBlockingQueue<>();
+    /** For tests: run at the start of each round and before each accept, to inject failures; null in use. */
+    volatile Runnable faults;
 
     /** One client between accept and ready: reading its HELLO ({@code connection} null), then awaiting the engine's. */
     private static final class Pending {
         final SocketChannel socket;
         final String peer;
         final long deadline;
+        /** When the peer last sent something (or was accepted). */
+        long heard;
+        /** Whether it sent anything since it was accepted. */
+        boolean heardAny;
         BootstrapFrame frame = new BootstrapFrame();
         /** Set once the HELLO arrived while the client's proof is awaited. */
         BootstrapHello hello;
         MutualAuthentication.Server auth;
         Connection connection;
 
-        Pending(SocketChannel socket, String peer, long deadline) {
+        Pending(SocketChannel socket, String peer, long now, long timeoutNanos) {
             this.socket = socket;
             this.peer = peer;
-            this.deadline = deadline;
+            this.heard = now;
+            this.deadline = now + timeoutNanos;
+        }
+
+        /** Whether the server waits for the peer's bytes (not for the provider). */
+        boolean awaitsPeer() {
+            return connection == null;
         }
     }
 
     private BootstrapServer(Endpoint endpoint, RdmaProvider provider, ServerSocketChannel server, Selector selector,
-            SharedSecret secret) {
+            SelectionKey acceptKey, SharedSecret secret, int maxHandshakes) {
         this.endpoint = endpoint;
         this.secret = secret;
         this.provider = provider;
         this.server = server;
         this.selector = selector;
+        this.acceptKey = acceptKey;
+        this.maxHandshakes = maxHandshakes;
         this.timeoutNanos = endpoint.duration(EndpointOption.HANDSHAKE_TIMEOUT).toNanos();
+        this.guard = new AcceptGuard(endpoint.toString(), LOG,
+                (peer, reason) -> BootstrapFrame.writeTo(peer, new BootstrapRefuse(reason).encode()));
         this.thread = new Thread(this::run, "rdmacomm-rdma-accept");
         thread.setDaemon(true);
     }
@@ -83,13 +139,20 @@ final class BootstrapServer {
     /** @throws IllegalArgumentException if the endpoint names a secret that cannot be loaded */
     static BootstrapServer open(Endpoint endpoint, RdmaProvider provider) throws IOException {
         SharedSecret secret = SharedSecret.of(endpoint).orElse(null);
+        int backlog = endpoint.intSize(EndpointOption.BACKLOG);
+        int requested = endpoint.intSize(EndpointOption.MAX_HANDSHAKES);
+        if (backlog < 1 || requested < 1) {
+            throw new IllegalArgumentException(endpoint + ": backlog (" + backlog + ") and maxHandshakes ("
+                    + requested + ") must be at least 1");
+        }
         ServerSocketChannel s = ServerSocketChannel.open();
         Selector sel = null;
+        SelectionKey key;
         try {
-            s.bind(endpoint.socketAddress(), 1024);
+            s.bind(endpoint.socketAddress(), backlog); // the kernel caps it at net.core.somaxconn
             s.configureBlocking(false);
             sel = Selector.open();
-            s.register(sel, SelectionKey.OP_ACCEPT);
+            key = s.register(sel, SelectionKey.OP_ACCEPT);
         } catch (IOException | RuntimeException e) {
             s.close();
             if (sel != null) {
@@ -97,67 +160,210 @@ final class BootstrapServer {
             }
             throw e;
         }
-        BootstrapServer b = new BootstrapServer(endpoint, provider, s, sel, secret);
+        int maxHandshakes = handshakeSlots(requested, DescriptorBudget.limit(), DescriptorBudget.inUse());
+        if (maxHandshakes < requested) {
+            LOG.info("{}: at most {} peers in handshake: maxHandshakes={} does not fit the descriptor limit {}"
+                    + " (ulimit -n)", endpoint, maxHandshakes, requested, DescriptorBudget.limit());
+        }
+        BootstrapServer b = new BootstrapServer(endpoint, provider, s, sel, key, secret, maxHandshakes);
         b.thread.start();
         return b;
+    }
+
+    /**
+     * Peers in handshake at once: {@code requested}, or a {@link #HANDSHAKE_SHARE 1/4} share of the descriptors
+     * left free (less {@link DescriptorBudget#RESERVE}) if that is less, and at least 8; each holds one descriptor
+     * (its socket) while the server waits on it.
+     */
+    static int handshakeSlots(int requested, long limit, long inUse) {
+        if (limit < 0) {
+            return requested;
+        }
+        long free = Math.max(0, limit - Math.max(0, inUse) - DescriptorBudget.RESERVE);
+        return (int) Math.max(Math.min(8, requested), Math.min(requested, free / HANDSHAKE_SHARE));
     }
 
     int port() {
         return server.socket().getLocalPort();
     }
 
+    /** Peers in handshake at most. */
+    int maxHandshakes() {
+        return maxHandshakes;
+    }
+
+    /** Peers dropped so far to make room (slots full, or out of descriptors). */
+    long evicted() {
+        return evicted;
+    }
+
     private void run() {
         try {
             while (open) {
-                selector.select(nextWakeMillis());
-                for (SelectionKey k : selector.selectedKeys()) {
-                    if (k.isValid() && k.isAcceptable()) {
-                        acceptAll();
-                    } else if (k.isValid() && k.isReadable()) {
-                        readHello((Pending) k.attachment(), k);
+                try {
+                    iterate();
+                } catch (ClosedSelectorException e) {
+                    if (open) {
+                        LOG.error("{}: the bootstrap selector was closed while the server is open; no further"
+                                + " connections", endpoint, e);
                     }
+                    return;
+                } catch (Throwable e) { // NOPMD: nothing may end this thread but close
+                    if (!open) {
+                        return;
+                    }
+                    loopLog.warn("{}: the accept loop failed, serving on: {}", endpoint, e.toString(), e);
+                    LockSupport.parkNanos(LOOP_FAILURE_PAUSE_NANOS);
                 }
-                selector.selectedKeys().clear();
-                sweep();
-            }
-        } catch (IOException | RuntimeException e) {
-            if (open) {
-                LOG.error("{}: the accept thread failed; no further connections", endpoint, e);
             }
         } finally {
             for (Pending p : channels) {
                 drop(p, null);
             }
             channels.clear();
+            guard.close();
         }
     }
 
-    private long nextWakeMillis() {
-        long next = Long.MAX_VALUE;
+    /** One round: accept interest as the slots and the guard allow, select, handle each ready peer, sweep. */
+    private void iterate() throws IOException {
+        injectFaults();
         long now = System.nanoTime();
-        for (Pending p : channels) {
-            next = Math.min(next, p.deadline - now);
+        long wait = nextWakeNanos(now);
+        boolean accepting = guard.backoffNanos() == 0;
+        if (accepting && channels.size() >= maxHandshakes) {
+            Pending silent = silentLongest(now);
+            long overdue = silent == null ? 0 : overdue(silent, now);
+            accepting = silent != null && overdue >= 0;
+            if (!accepting) {
+                // no room, and nobody silent long enough to give way: newcomers wait in the listen queue
+                wait = Math.min(wait, silent == null ? Long.MAX_VALUE : -overdue);
+            }
+        } else if (!accepting) {
+            wait = Math.min(wait, guard.backoffNanos());
         }
-        return next == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(next) + 1);
+        int interest = accepting ? SelectionKey.OP_ACCEPT : 0;
+        if (acceptKey.interestOps() != interest) {
+            acceptKey.interestOps(interest);
+        }
+        selector.select(wait == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait) + 1));
+        for (Iterator<SelectionKey> it = selector.selectedKeys().iterator(); it.hasNext();) {
+            SelectionKey k = it.next();
+            it.remove();
+            if (!k.isValid()) {
+                continue;
+            }
+            if (k == acceptKey) {
+                if (k.isAcceptable()) {
+                    acceptSome();
+                }
+            } else if (k.isReadable()) {
+                readHello((Pending) k.attachment(), k);
+            }
+        }
+        sweep();
     }
 
-    private void acceptAll() throws IOException {
-        for (SocketChannel s; (s = server.accept()) != null;) {
-            String peer = describe(s);
-            try {
-                s.configureBlocking(false);
-                s.socket().setTcpNoDelay(true);
-                Pending p = new Pending(s, peer, System.nanoTime() + timeoutNanos);
-                s.register(selector, SelectionKey.OP_READ, p);
-                channels.add(p);
-            } catch (IOException e) {
-                LOG.warn("{}: dropped peer {}: {}", endpoint, peer, e.getMessage());
-                s.close();
+    private void injectFaults() {
+        Runnable f = faults;
+        if (f != null) {
+            f.run();
+        }
+    }
+
+    /** Nanoseconds to the next handshake deadline; Long.MAX_VALUE if nobody is in handshake. */
+    private long nextWakeNanos(long now) {
+        long next = Long.MAX_VALUE;
+        for (Pending p : channels) {
+            next = Math.min(next, Math.max(0, p.deadline - now));
+        }
+        return next;
+    }
+
+    /** How long past its grace {@code p} has been silent at {@code now} (negative: still within it). */
+    private static long overdue(Pending p, long now) {
+        return now - p.heard - (p.heardAny ? SILENT_NANOS : NEVER_HEARD_NANOS);
+    }
+
+    /**
+     * The peer in handshake that the server waits on and that is longest past its grace of silence, or null: that
+     * is the one a newcomer replaces once its grace is over.
+     */
+    private Pending silentLongest(long now) {
+        Pending oldest = null;
+        long most = Long.MIN_VALUE;
+        for (Pending p : channels) {
+            long o = overdue(p, now);
+            if (p.awaitsPeer() && o > most) {
+                oldest = p;
+                most = o;
             }
+        }
+        return oldest;
+    }
+
+    /** The peer silent longest if its grace of silence is over, else null. */
+    private Pending evictable(long now) {
+        Pending p = silentLongest(now);
+        return p == null || overdue(p, now) < 0 ? null : p;
+    }
+
+    /** Drops the peer silent longest if it is past its grace of silence. */
+    private void evictSilent(String why) {
+        long now = System.nanoTime();
+        Pending p = evictable(now);
+        if (p != null) {
+            channels.remove(p);
+            evicted++;
+            drop(p, new HandshakeException("silent for " + Units.formatDuration(Duration.ofNanos(now - p.heard))
+                    + " in handshake, dropped " + why));
+        }
+    }
+
+    /**
+     * Accepts waiting peers while there is room (or a peer silent long enough to give way to a newcomer) and the
+     * guard allows.
+     */
+    private void acceptSome() throws IOException {
+        while (open) {
+            boolean full = channels.size() >= maxHandshakes;
+            if (full && evictable(System.nanoTime()) == null) {
+                return;
+            }
+            injectFaults();
+            long failures = guard.failures();
+            SocketChannel s = guard.accept(server);
+            if (s == null) {
+                if (guard.failures() != failures) {
+                    // the accept failed (out of descriptors, most likely): free one a silent peer holds
+                    evictSilent("to free a descriptor after a failed accept");
+                }
+                return;
+            }
+            if (full) {
+                evictSilent("for a newcomer: " + maxHandshakes + " peers in handshake (maxHandshakes)");
+            }
+            admit(s);
+        }
+    }
+
+    private void admit(SocketChannel s) {
+        String peer = describe(s);
+        try {
+            s.configureBlocking(false);
+            s.socket().setTcpNoDelay(true);
+            Pending p = new Pending(s, peer, System.nanoTime(), timeoutNanos);
+            s.register(selector, SelectionKey.OP_READ, p);
+            channels.add(p);
+        } catch (Exception | Error e) { // NOPMD: one peer's failure drops that peer only
+            peerLog.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
+            closeQuietly(s, peer);
         }
     }
 
     private void readHello(Pending p, SelectionKey k) {
+        p.heard = System.nanoTime();
+        p.heardAny = true;
         try {
             if (!p.frame.readFrom(p.socket, p.peer)) {
                 return;
@@ -177,7 +383,7 @@ final class BootstrapServer {
                 k.cancel();
                 answer(p, hello);
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (Exception | Error e) { // NOPMD: one peer's failure drops that peer only
             channels.remove(p);
             drop(p, e);
         }
@@ -284,7 +490,7 @@ final class BootstrapServer {
                 try {
                     c.serverHandshake();
                     ready.add(c);
-                } catch (IOException | RuntimeException e) {
+                } catch (Exception | Error e) { // NOPMD: one peer's failure drops that peer only
                     drop(p, e);
                 }
             } else if (now - p.deadline >= 0) {
@@ -295,17 +501,26 @@ final class BootstrapServer {
         }
     }
 
-    private void drop(Pending p, Exception why) {
+    /** Closes what {@code p} holds; never throws. */
+    private void drop(Pending p, Throwable why) {
         if (why != null) {
-            LOG.warn("{}: dropped peer {}: {}", endpoint, p.peer, why.getMessage());
+            peerLog.warn("{}: dropped peer {}: {}", endpoint, p.peer, String.valueOf(why.getMessage()));
         }
         if (p.connection != null) {
-            p.connection.close();
+            try {
+                p.connection.close();
+            } catch (RuntimeException | Error e) { // NOPMD: closing one peer must not end the thread
+                LOG.debug("closing the connection of {}: {}", p.peer, e.toString());
+            }
         }
+        closeQuietly(p.socket, p.peer);
+    }
+
+    private static void closeQuietly(SocketChannel s, String peer) {
         try {
-            p.socket.close();
-        } catch (IOException e) {
-            LOG.debug("closing the socket of {}: {}", p.peer, e.toString());
+            s.close();
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("closing the socket of {}: {}", peer, e.toString());
         }
     }
 

@@ -1,15 +1,20 @@
 package io.rdmacomm.rdma;
 
+import io.rdmacomm.api.support.RateLimitedLog;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +28,10 @@ import org.slf4j.LoggerFactory;
 final class BootstrapWatch {
     private static final Logger LOG = LoggerFactory.getLogger(BootstrapWatch.class);
     private static final BootstrapWatch INSTANCE = new BootstrapWatch();
+    /** After a round failed as a whole: a failure that persists must not spin the thread. */
+    private static final long FAILURE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    private final RateLimitedLog failures = new RateLimitedLog(LOG);
 
     private final Queue<Runnable> changes = new ConcurrentLinkedQueue<>();
     /** The watched sockets; only the thread touches it. */
@@ -93,12 +102,28 @@ final class BootstrapWatch {
                     }
                 }
                 s.select();
-                for (SelectionKey k : s.selectedKeys()) {
-                    check((SocketChannel) k.channel());
+                for (Iterator<SelectionKey> it = s.selectedKeys().iterator(); it.hasNext();) {
+                    SelectionKey k = it.next();
+                    it.remove();
+                    try {
+                        check((SocketChannel) k.channel());
+                    } catch (Exception | Error e) { // NOPMD: one socket's failure must not end the watch
+                        failures.warn("watching a bootstrap socket failed, watching on: {}", e.toString(), e);
+                    }
                 }
-                s.selectedKeys().clear();
-            } catch (IOException | RuntimeException e) {
-                LOG.error("bootstrap watch failed; connections are still checked by their provider", e);
+            } catch (ClosedSelectorException e) {
+                LOG.error("bootstrap watch: its selector was closed; connections are still checked by their"
+                        + " provider; the next watch starts another thread", e);
+                synchronized (this) {
+                    if (selector == s) {
+                        thread = null;
+                        selector = null;
+                    }
+                }
+                return;
+            } catch (Exception | Error e) { // NOPMD: nothing of one round may end the watch
+                failures.warn("bootstrap watch failed, watching on: {}", e.toString(), e);
+                LockSupport.parkNanos(FAILURE_PAUSE_NANOS);
             }
         }
     }

@@ -64,6 +64,11 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
         return endpoint().withPort(b.port());
     }
 
+    /** The bootstrap server of a serving communicator (null before it serves), for tests. */
+    BootstrapServer bootstrapServer() {
+        return bootstrap;
+    }
+
     @Override
     protected Communicator acceptNext() throws IOException {
         Duration timeout = endpoint().duration(EndpointOption.ACCEPT_TIMEOUT);

@@ -75,6 +75,17 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
         return new RdmaCommunicator(endpoint, p);
     }
 
+    /**
+     * The bootstrap socket, which a connection holds for its life, and what the provider the endpoint resolves to
+     * holds per channel (measured: {@code DescriptorsPerConnectionContractTest}).
+     */
+    @Override
+    public int descriptorsPerConnection(Endpoint endpoint) {
+        RdmaProvider p = select(endpoint.string(EndpointOption.PROVIDER), providers());
+        return p == null ? CommunicatorProvider.super.descriptorsPerConnection(endpoint)
+                : 1 + p.descriptorsPerChannel();
+    }
+
     /** The provider {@code name} stands for, or null if none of that name is on the class path. */
     static RdmaProvider select(String name, Map<String, RdmaProvider> all) {
         if (!name.equals(UCX)) {

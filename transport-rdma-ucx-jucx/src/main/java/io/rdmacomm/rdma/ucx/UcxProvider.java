@@ -30,6 +30,12 @@ public final class UcxProvider implements RdmaProvider {
         return "ucx-jucx";
     }
 
+    /** Measured 1 per connection (UCX's tcp socket) on UCX's default transports and on {@code UCX_TLS=tcp}. */
+    @Override
+    public int descriptorsPerChannel() {
+        return 1;
+    }
+
     @Override
     public String wireFamily() {
         return UcxWire.FAMILY;

@@ -1,5 +1,6 @@
 package io.rdmacomm.rdma.ucx;
 
+import io.rdmacomm.api.support.RateLimitedLog;
 import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
@@ -38,6 +39,8 @@ import org.slf4j.LoggerFactory;
  */
 final class WorkerLoop implements RdmaNode {
     private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);
+    /** Progress failures, at most one line a second: a failure that repeats must not flood the log. */
+    private final RateLimitedLog failures = new RateLimitedLog(LOG);
     private static final long POLL_PAUSE_NANOS = 20_000;
     /**
      * How long the progress thread stays aside after an application thread last polled, unless told sooner that
@@ -161,9 +164,10 @@ final class WorkerLoop implements RdmaNode {
                     }
                     sleeping = false;
                 }
-            } catch (Exception | AssertionError e) {
+            } catch (Throwable e) { // NOPMD: one peer's failure (up to an Error in its callback) must not end progress
+                sleeping = false;
                 if (running) {
-                    LOG.error("UCX progress failed", e);
+                    failures.warn("UCX progress failed, progressing on: {}", e.toString(), e);
                 }
             }
         }

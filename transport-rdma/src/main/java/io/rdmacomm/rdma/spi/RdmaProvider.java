@@ -23,6 +23,15 @@ public interface RdmaProvider {
         return name();
     }
 
+    /**
+     * The most file descriptors one accepted connection holds in the server beyond its bootstrap socket (which the
+     * engine holds for the connection's life): the provider's own sockets, shared-memory files and event
+     * descriptors per connection, not those of the node all connections share. By default a cautious 7.
+     */
+    default int descriptorsPerChannel() {
+        return 7;
+    }
+
     /** Why this provider cannot run here (missing native library, no device), with the fix; empty if it can. */
     Optional<String> unavailabilityCause();
 

@@ -1,5 +1,6 @@
 package io.rdmacomm.rdma.ucx.ffm;
 
+import io.rdmacomm.api.support.RateLimitedLog;
 import io.rdmacomm.ucx.ffm.UcpWorker;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +18,8 @@ import org.slf4j.LoggerFactory;
  */
 final class Progress {
     private static final Logger LOG = LoggerFactory.getLogger(Progress.class);
+    /** Progress failures, at most one line a second: a failure that repeats must not flood the log. */
+    private final RateLimitedLog failures = new RateLimitedLog(LOG);
     private static final long POLL_PAUSE_NANOS = 20_000;
     /**
      * How long the thread stays aside at a time while application threads poll: it looks again after this long and
@@ -82,9 +85,10 @@ final class Progress {
                     }
                     sleeping = false;
                 }
-            } catch (RuntimeException | AssertionError e) {
+            } catch (Throwable e) { // NOPMD: one peer's failure (up to an Error in its callback) must not end progress
+                sleeping = false;
                 if (running) {
-                    LOG.error("UCX progress failed", e);
+                    failures.warn("UCX progress failed, progressing on: {}", e.toString(), e);
                 }
             }
         }

@@ -27,6 +27,15 @@ public final class UcxFfmProvider implements RdmaProvider {
         return "ucx-ffm";
     }
 
+    /**
+     * Measured 1 per connection on UCX shared memory (the memfd of the shared ring) and 1 on {@code UCX_TLS=tcp}
+     * (UCX's tcp socket); 2 stated, for a connection that has both.
+     */
+    @Override
+    public int descriptorsPerChannel() {
+        return 2;
+    }
+
     @Override
     public String wireFamily() {
         return UcxWire.FAMILY;
