@@ -9,13 +9,13 @@ import java.util.concurrent.ArrayBlockingQueue;
  * {@link Exchange#ECHO}: whatever arrives goes straight back, synced so a waiting client sees it at once.
  *
  * <p>A session waits for its client in a read into a small buffer of its own ({@link #IDLE_BUFFER_SIZE}), so ten
- * thousand idle echo sessions hold 4 KiB each, not 64. When a read fills it, more is on its way: the session borrows
+ * thousand idle echo sessions hold 1 KiB each, not 64. When a read fills it, more is on its way: the session borrows
  * a {@link #BUFFER_SIZE} buffer from a process-wide pool and echoes from it while bytes are there to read without
  * waiting ({@link Communicator#available()}), then gives it back before it syncs and waits again.
  */
 final class EchoHandler implements ExchangeHandler {
     static final int BUFFER_SIZE = 64 * 1024;
-    static final int IDLE_BUFFER_SIZE = 4 * 1024;
+    static final int IDLE_BUFFER_SIZE = 1024;
     /** Large buffers kept for the next burst; more are allocated when all are lent, and dropped when returned. */
     private static final ArrayBlockingQueue<ByteBuffer> POOL = new ArrayBlockingQueue<>(64);
 
