@@ -315,7 +315,7 @@ final class BootstrapServer {
         if (p != null) {
             channels.remove(p);
             evicted++;
-            drop(p, new HandshakeException("silent for " + Units.formatDuration(Duration.ofNanos(now - p.heard))
+            drop(p, new HandshakeException("silent for " + Units.formatDuration(Duration.ofMillis(TimeUnit.NANOSECONDS.toMillis(now - p.heard)))
                     + " in handshake, dropped " + why));
         }
     }

@@ -10,6 +10,7 @@ import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.MappedRing;
 import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
 import java.io.IOException;
 import java.lang.invoke.VarHandle;
@@ -127,8 +128,10 @@ final class Sender {
                         + Units.formatSize(peerRingSize) + " needs a staging buffer beyond maxRegistered "
                         + Units.formatSize(link.budget.limit()));
             }
-            staging = ByteBuffer.allocateDirect(peerRingSize);
-            stagingRegion = ch.register(staging, Set.of());
+            // the provider's memory (e.g. mapped lazily where UCX does not map it), as for the receive ring
+            RegisteredBuffer rb = ch.allocate(peerRingSize, Set.of());
+            staging = rb.buffer();
+            stagingRegion = rb.region();
         }
         directRing = !mappedRing && ch.writesAreOneSided();
         inlineMax = Math.max(0, Math.min(INLINE_MAX, ch.maxMessageSize() - DataMessage.HEADER_LENGTH));

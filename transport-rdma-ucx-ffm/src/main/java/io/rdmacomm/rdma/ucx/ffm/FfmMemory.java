@@ -89,7 +89,8 @@ final class FfmMemory {
             }
         }
         if (withheld) {
-            ByteBuffer buffer = ByteBuffer.allocateDirect(length);
+            // not mapped by UCX: pages resident only once written (an idle connection holds none)
+            ByteBuffer buffer = LazyMemory.allocate(length);
             return new RegisteredBuffer(buffer, register(buffer, access));
         }
         UcpMemory mem;
