@@ -1,6 +1,7 @@
 package io.rdmacomm.kvstore;
 
 import io.rdmacomm.api.Communicator;
+import io.rdmacomm.api.support.RateLimitedLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -30,6 +31,7 @@ final class DataLoop implements AutoCloseable {
     private final CopyOnWriteArrayList<Communicator> served = new CopyOnWriteArrayList<>();
     private final BooleanSupplier work;
     private final long spinNanos;
+    private final RateLimitedLog failures = new RateLimitedLog(LOG);
     /** Connections that found nothing to read, polled by this thread before they are armed; its own. */
     private final ArrayList<DataSession> polled = new ArrayList<>();
 
@@ -79,6 +81,20 @@ final class DataLoop implements AutoCloseable {
 
     private void run() {
         for (;;) {
+            try {
+                if (!round()) {
+                    return;
+                }
+            } catch (RuntimeException | Error e) {
+                // a sweep or an idle spin that failed (out of memory, say): the loop serves on, its connections too
+                failures.warn("{}: a round of the event loop failed: {}", thread.getName(), e.toString());
+            }
+        }
+    }
+
+    /** One round: a connection's turn, or a sweep, or a wait for work; false once stopped. */
+    private boolean round() {
+        {
             Runnable turn = ready.poll();
             if (turn == null && !polled.isEmpty()) {
                 turn = sweep();
@@ -88,17 +104,18 @@ final class DataLoop implements AutoCloseable {
                 try {
                     turn = ready.take();
                 } catch (InterruptedException e) {
-                    return;
+                    return false;
                 }
             }
             if (turn == STOP) {
-                return;
+                return false;
             }
             try {
                 turn.run();
             } catch (RuntimeException | Error e) {
-                LOG.error("{}: a connection's turn failed", thread.getName(), e);
+                failures.warn("{}: a connection's turn failed: {}", thread.getName(), e.toString());
             }
+            return true;
         }
     }
 
