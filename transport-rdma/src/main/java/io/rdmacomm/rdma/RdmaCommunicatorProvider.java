@@ -5,6 +5,7 @@ import io.rdmacomm.api.CommunicatorProvider;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.rdma.spi.RdmaProvider;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Optional;
@@ -147,8 +148,17 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
                 + ") and the module transport-rdma-ucx-ffm";
     }
 
+    /** The providers, looked up once: a ServiceLoader lookup reads every jar's service file, per connection before. */
+    private static volatile Map<String, RdmaProvider> found;
+
     static Map<String, RdmaProvider> providers() {
-        return providers(ServiceLoader.load(RdmaProvider.class, RdmaProvider.class.getClassLoader()).iterator());
+        Map<String, RdmaProvider> all = found;
+        if (all == null) {
+            all = Collections.unmodifiableMap(providers(ServiceLoader.load(RdmaProvider.class,
+                    RdmaProvider.class.getClassLoader()).iterator()));
+            found = all;
+        }
+        return all;
     }
 
     /**
