@@ -20,10 +20,11 @@ final class GVirtuSServing {
     }
 
     /**
-     * Serves the built-in routines and those of {@code GVirtuSRoutine} plugins on servercomm's own class path; prints
-     * the listening line once accepting. Returns only if the backend stopped accepting on its own (an error).
+     * Serves the built-in routines and those of {@code GVirtuSRoutine} plugins on servercomm's own class path; runs
+     * {@code started}, then prints the listening line, once accepting. Returns only if the backend stopped accepting
+     * on its own (an error).
      */
-    static int run(Endpoint endpoint, int maxSessions, GVirtuSLimits limits, PrintWriter out)
+    static int run(Endpoint endpoint, int maxSessions, GVirtuSLimits limits, PrintWriter out, Runnable started)
             throws IOException, InterruptedException {
         GVirtuSBackend backend = GVirtuSBackend.builder()
                 .registerAll(BuiltinRoutines.all())
@@ -37,6 +38,7 @@ final class GVirtuSServing {
             backend.close();
             out.flush();
         }, backend::awaitStopped, STOP_TIMEOUT, failed::get);
+        started.run();
         out.println("listening " + backend.endpoint());
         out.flush();
         while (!backend.awaitStopped(CHECK_EVERY)) {

@@ -123,6 +123,12 @@ public final class ServerMain implements Callable<Integer> {
         return cl.execute(args);
     }
 
+    /** The line on what the descriptor limit holds, on stderr, once the server listens (not before a failure). */
+    private void announce(ServerLimits fit) {
+        spec.commandLine().getErr().println(fit.describe("servercomm", "sessions"));
+        spec.commandLine().getErr().flush();
+    }
+
     @Override
     public Integer call() throws Exception {
         CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
@@ -149,9 +155,8 @@ public final class ServerMain implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--max-input: " + e.getMessage());
             }
             ServerLimits fit = ServerLimits.of(endpoint, maxSessions, 0);
-            spec.commandLine().getErr().println(fit.describe("servercomm", "sessions"));
-            spec.commandLine().getErr().flush();
-            return GVirtuSServing.run(fit.endpoint(), fit.maxSessions(), limits, spec.commandLine().getOut());
+            return GVirtuSServing.run(fit.endpoint(), fit.maxSessions(), limits, spec.commandLine().getOut(),
+                    () -> announce(fit));
         }
         if (parsed.hasMatchedOption("--max-input")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--max-input applies to --protocol gvirtus"
@@ -187,9 +192,8 @@ public final class ServerMain implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         ServerLimits fit = ServerLimits.of(served, maxSessions, 0);
-        spec.commandLine().getErr().println(fit.describe("servercomm", "sessions"));
-        spec.commandLine().getErr().flush();
         SessionServer server = SessionServer.start(fit.endpoint(), fit.maxSessions(), requestTimeout, settings);
+        announce(fit);
         // a logger made only now: one made when this class loads would fix slf4j-simple's level before
         // Cli.configureLogging has chosen it
         Logger log = LoggerFactory.getLogger(ServerMain.class);
