@@ -59,3 +59,15 @@ start_servercomm() {
 server_threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
 server_fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 server_rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+# server_live_heap_kib PID: the JVM's heap in use after a full GC (young and old generations), in KiB, or null where
+# jcmd cannot tell
+server_live_heap_kib() {
+    local jcmd kib
+    jcmd="$(dirname "$JAVA")/jcmd"
+    [[ -x "$jcmd" ]] || jcmd=jcmd
+    "$jcmd" "$1" GC.run > /dev/null 2>&1 || true
+    kib="$("$jcmd" "$1" GC.heap_info 2>/dev/null | awk '/used [0-9]+K/ { for (i = 1; i <= NF; i++)
+        if ($i == "used") { v = $(i + 1); sub(/K.*/, "", v); if ($1 ~ /^(PSYoungGen|ParOldGen|def|tenured)/) total += v } }
+        END { print (total == "" ? "null" : total + 0) }')"
+    [[ "$kib" =~ ^[0-9]+$ ]] && echo "$kib" || echo null
+}
