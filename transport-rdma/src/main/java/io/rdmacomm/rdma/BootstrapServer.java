@@ -160,10 +160,11 @@ final class BootstrapServer {
             }
             throw e;
         }
-        int maxHandshakes = handshakeSlots(requested, DescriptorBudget.limit(), DescriptorBudget.inUse());
+        long limit = DescriptorBudget.limit();
+        int maxHandshakes = handshakeSlots(requested, limit, DescriptorBudget.inUse());
         if (maxHandshakes < requested) {
             LOG.info("{}: at most {} peers in handshake: maxHandshakes={} does not fit the descriptor limit {}"
-                    + " (ulimit -n)", endpoint, maxHandshakes, requested, DescriptorBudget.limit());
+                    + " (ulimit -n)", endpoint, maxHandshakes, requested, limit);
         }
         BootstrapServer b = new BootstrapServer(endpoint, provider, s, sel, key, secret, maxHandshakes);
         b.thread.start();
