@@ -7,6 +7,7 @@ import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -29,6 +30,10 @@ public final class Endpoint {
     private static final Pattern URI = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*)://([^?#]*)(?:\\?([^#]*))?");
     private static final Pattern LOCAL_NAME = Pattern.compile("[A-Za-z0-9._-]+");
 
+    /** Endpoints parsed lately, by URI: a client that connects again and again parses its endpoint once. */
+    private static final Map<String, Endpoint> PARSED = new ConcurrentHashMap<>();
+    private static final int PARSED_MAX = 256;
+
     private final String scheme;
     private final String host;
     private final int port;
@@ -49,6 +54,19 @@ public final class Endpoint {
      */
     public static Endpoint parse(String uri) {
         Objects.requireNonNull(uri, "uri");
+        Endpoint known = PARSED.get(uri);
+        if (known != null) {
+            return known; // immutable: the same URI parses to an equal endpoint
+        }
+        Endpoint e = parseUncached(uri);
+        if (PARSED.size() >= PARSED_MAX) {
+            PARSED.clear();
+        }
+        PARSED.put(uri, e);
+        return e;
+    }
+
+    private static Endpoint parseUncached(String uri) {
         Matcher m = URI.matcher(uri.trim());
         if (!m.matches()) {
             throw new IllegalArgumentException("bad endpoint '" + uri + "': expected scheme://host:port[?options],"
@@ -181,7 +199,7 @@ public final class Endpoint {
                     + type);
         }
         Object v = options.get(option);
-        return v != null ? v : option.parse(option.defaultText(scheme));
+        return v != null ? v : option.defaultValue(scheme);
     }
 
     /** A duration option's value, or its default. */

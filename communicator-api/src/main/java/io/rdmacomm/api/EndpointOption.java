@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The options an endpoint URI may carry ({@code ?name=value&...}), with their types, defaults, units and the
@@ -96,6 +97,8 @@ public enum EndpointOption {
     private final Map<String, String> schemeDefaults;
     private final Set<String> schemes;
     private final String description;
+    /** The defaults, parsed once per scheme: every endpoint that leaves this option out reads it. */
+    private final Map<String, Object> parsedDefaults = new ConcurrentHashMap<>();
 
     EndpointOption(String key, Type type, String defaultText, Set<String> schemes, String description) {
         this(key, type, defaultText, Map.of(), schemes, description);
@@ -128,6 +131,11 @@ public enum EndpointOption {
     /** The default on endpoints of {@code scheme}. */
     public String defaultText(String scheme) {
         return schemeDefaults.getOrDefault(scheme, defaultText);
+    }
+
+    /** The default on endpoints of {@code scheme}, parsed (as {@link Endpoint}'s getters return it). */
+    Object defaultValue(String scheme) {
+        return parsedDefaults.computeIfAbsent(scheme, sc -> parse(defaultText(sc)));
     }
 
     /** Schemes whose default differs from {@link #defaultText()}, with theirs. */

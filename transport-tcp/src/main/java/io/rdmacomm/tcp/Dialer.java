@@ -8,10 +8,13 @@ import io.rdmacomm.api.auth.MutualAuthentication;
 import io.rdmacomm.api.auth.SharedSecret;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
+import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
@@ -25,9 +28,11 @@ import javax.net.ssl.SSLException;
 
 /**
  * The client's side of a new connection: connects, runs TLS's handshake if the endpoint says {@code tls=true},
- * then plays the client's part of the {@link Handshake} (inside TLS), all in non-blocking mode on one selector so
- * that {@code connectTimeout} bounds the whole. Closing the channel and waking
- * the selector from another thread aborts it.
+ * then plays the client's part of the {@link Handshake} (inside TLS), so that {@code connectTimeout} bounds the
+ * whole. With TLS it runs in non-blocking mode on a selector of its own; in plain TCP, with no selector, on the
+ * blocking channel with timed waits (a poll on the socket alone: no descriptor besides the socket, no selector to
+ * open and close per connection). Closing the channel (and waking the selector, if any) from another thread aborts
+ * it.
  */
 final class Dialer {
     private final SocketChannel channel;
@@ -44,6 +49,7 @@ final class Dialer {
     private long peerHeartbeat;
 
     /**
+     * @param selector where the non-blocking TLS handshake waits; null in plain TCP (the channel stays blocking)
      * @param aborted whether the owner was closed: a wait then ends with {@link AsynchronousCloseException}
      */
     Dialer(SocketChannel channel, Selector selector, Endpoint endpoint, Settings settings, BooleanSupplier aborted) {
@@ -65,14 +71,18 @@ final class Dialer {
         if (address.isUnresolved()) {
             throw unknownHost();
         }
-        channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        SelectionKey key = channel.register(selector, 0);
         try {
+            if (selector == null) {
+                connectBlocking(address);
+                return;
+            }
+            channel.configureBlocking(false);
+            SelectionKey key = channel.register(selector, 0);
             if (!channel.connect(address)) {
                 key.interestOps(SelectionKey.OP_CONNECT);
                 while (!channel.finishConnect()) {
-                    waitUntilReady("connecting");
+                    waitUntilReady("connecting to");
                 }
             }
         } catch (ConnectException e) {
@@ -93,6 +103,37 @@ final class Dialer {
             ce.initCause(e);
             throw ce;
         }
+    }
+
+    /** Connects the blocking channel within what is left of {@code connectTimeout}. */
+    private void connectBlocking(InetSocketAddress address) throws IOException {
+        try {
+            channel.socket().connect(address, millisLeft("connecting to"));
+        } catch (SocketTimeoutException e) {
+            throw aborted.getAsBoolean() ? new AsynchronousCloseException() : timedOut("connecting to");
+        } catch (UnknownHostException e) {
+            throw unknownHost();
+        } catch (IOException e) {
+            // a failed connect closes the channel itself: only the owner's close makes this an abort
+            throw aborted.getAsBoolean() ? new AsynchronousCloseException() : e;
+        }
+    }
+
+    /** What is left of {@code connectTimeout}, in whole milliseconds (0: no timeout); throws once none is left. */
+    private int millisLeft(String doing) throws SocketTimeoutException {
+        if (timeout == 0) {
+            return 0;
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            throw timedOut(doing);
+        }
+        return (int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left) + 1);
+    }
+
+    private SocketTimeoutException timedOut(String doing) {
+        return new SocketTimeoutException("timed out after " + Settings.format(timeout) + " (connectTimeout) "
+                + doing + " " + where);
     }
 
     private ConnectException unknownHost() {
@@ -191,6 +232,13 @@ final class Dialer {
     }
 
     private void send(ByteBuffer b, String doing) throws IOException {
+        if (selector == null) {
+            // a few bytes on a fresh connection: a blocking write returns at once
+            while (b.hasRemaining()) {
+                channel.write(b);
+            }
+            return;
+        }
         channel.keyFor(selector).interestOps(SelectionKey.OP_WRITE);
         if (tls == null) {
             while (b.hasRemaining()) {
@@ -208,6 +256,9 @@ final class Dialer {
 
     /** Fills {@code b}; returns false if the stream ended first. */
     private boolean receive(ByteBuffer b, String doing) throws IOException {
+        if (selector == null) {
+            return receiveBlocking(b, doing);
+        }
         channel.keyFor(selector).interestOps(SelectionKey.OP_READ);
         while (b.hasRemaining()) {
             int n;
@@ -226,11 +277,41 @@ final class Dialer {
         return true;
     }
 
+    /** {@link #receive} on the blocking channel: timed reads of its socket's stream, which poll the socket alone. */
+    private boolean receiveBlocking(ByteBuffer b, String doing) throws IOException {
+        Socket socket = channel.socket();
+        InputStream in = socket.getInputStream();
+        try {
+            while (b.hasRemaining()) {
+                socket.setSoTimeout(millisLeft(doing));
+                int n;
+                try {
+                    n = in.read(b.array(), b.arrayOffset() + b.position(), b.remaining());
+                } catch (SocketTimeoutException e) {
+                    throw aborted.getAsBoolean() ? new AsynchronousCloseException() : timedOut(doing);
+                }
+                if (n < 0) {
+                    return false;
+                }
+                b.position(b.position() + n);
+            }
+            return true;
+        } catch (IOException e) {
+            if (aborted.getAsBoolean()) {
+                throw new AsynchronousCloseException();
+            }
+            throw e;
+        } finally {
+            if (channel.isOpen()) {
+                socket.setSoTimeout(0);
+            }
+        }
+    }
+
     private void waitUntilReady(String doing) throws IOException {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
-            throw new SocketTimeoutException("timed out after " + Settings.format(timeout) + " (connectTimeout) "
-                    + doing + " " + where);
+            throw timedOut(doing);
         }
         selector.select(timeout == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(left) + 1);
         selector.selectedKeys().clear();

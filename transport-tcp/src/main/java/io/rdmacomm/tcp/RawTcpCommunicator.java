@@ -4,7 +4,6 @@ import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.support.AbstractCommunicator;
 import java.io.IOException;
-import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 
 /**
@@ -42,21 +41,12 @@ final class RawTcpCommunicator extends AbstractCommunicator<RawConnection> {
     @Override
     protected RawConnection dial() throws IOException {
         SocketChannel channel = SocketChannel.open();
-        Selector selector = null;
         try {
-            selector = Selector.open();
-            Selector s = selector;
-            abortDialWith(() -> {
-                TcpServer.closeQuietly(channel);
-                s.wakeup();
-            });
-            new Dialer(channel, selector, endpoint(), settings, () -> !isOpen()).connect();
-            selector.close(); // deregisters the channel so it may turn blocking
+            abortDialWith(() -> TcpServer.closeQuietly(channel));
+            // no handshake on this wire: a blocking connect within connectTimeout
+            new Dialer(channel, null, endpoint(), settings, () -> !isOpen()).connect();
             return RawConnection.open(channel, endpoint(), settings);
         } catch (IOException | RuntimeException e) {
-            if (selector != null) {
-                TcpServer.closeQuietly(selector);
-            }
             TcpServer.closeQuietly(channel);
             throw e;
         }

@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * One connection's registered regions (the target side) and its one-sided operations in flight (the
@@ -30,7 +31,7 @@ final class RemoteMemory {
     /** The process's count of tcp:// regions: a region counts from its registration to its close. */
     private static final RegisteredMemory.Counter LIVE = RegisteredMemory.counter("tcp");
 
-    private final String peer;
+    private final Supplier<String> peer;
     private final long maxRegistered;
     private final ConcurrentHashMap<Long, Region> regions = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, Op> ops = new ConcurrentHashMap<>();
@@ -43,11 +44,11 @@ final class RemoteMemory {
     /**
      * @param spinNanos how long a thread waiting for an answer spins before it parks (the connection's busy polling)
      */
-    RemoteMemory(String peer, long maxRegistered, long spinNanos) {
+    RemoteMemory(Supplier<String> peer, long maxRegistered, long spinNanos) {
         this.peer = peer;
         this.maxRegistered = maxRegistered;
         // a close fails every operation in flight (fail), which ends their waits
-        this.waiter = new Waiter(spinNanos, null, () -> false, () -> "on " + peer);
+        this.waiter = new Waiter(spinNanos, null, () -> false, () -> "on " + peer.get());
     }
 
     /** Registers a direct buffer for {@code access} (the communicator checked both). */
@@ -61,7 +62,7 @@ final class RemoteMemory {
         long total = registered.addAndGet(length);
         if (total > maxRegistered) {
             registered.addAndGet(-length);
-            throw new CommunicatorException("registering " + Units.formatSize(length) + " with " + peer
+            throw new CommunicatorException("registering " + Units.formatSize(length) + " with " + peer.get()
                     + " would exceed maxRegistered=" + Units.formatSize(maxRegistered) + " ("
                     + Units.formatSize(total - length) + " already registered)");
         }
@@ -195,7 +196,7 @@ final class RemoteMemory {
             } catch (SocketTimeoutException e) {
                 if (state.compareAndSet(WAITING, ABANDONED)) {
                     ops.remove(id);
-                    throw new SocketTimeoutException(what + " on " + peer + " got no answer within "
+                    throw new SocketTimeoutException(what + " on " + peer.get() + " got no answer within "
                             + Settings.format(timeoutNanos) + " (readTimeout)");
                 }
                 waiter.await(this, Waiter.NO_DEADLINE, what); // claimed: the progress thread is filling dst now
@@ -203,13 +204,14 @@ final class RemoteMemory {
                 if (state.compareAndSet(WAITING, ABANDONED)) {
                     ops.remove(id);
                 }
-                throw new InterruptedIOException(what + " on " + peer + " interrupted");
+                throw new InterruptedIOException(what + " on " + peer.get() + " interrupted");
             }
             if (failed != null) {
                 if (failed instanceof AsynchronousCloseException) {
                     throw new AsynchronousCloseException();
                 }
-                throw new CommunicatorException(what + " on " + peer + " failed: " + failed.getMessage(), failed);
+                throw new CommunicatorException(what + " on " + peer.get() + " failed: " + failed.getMessage(),
+                        failed);
             }
             if (refused != null) {
                 throw new RemoteAccessException(what + " refused by " + peer + ": " + refused);

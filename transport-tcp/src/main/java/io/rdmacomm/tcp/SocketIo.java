@@ -40,7 +40,9 @@ final class SocketIo implements Readiness.Ready {
     /** The connection's TLS, or null for plain TCP. */
     private final TlsSession tls;
     private final Settings settings;
-    private final String peer;
+    private final SocketAddress remote;
+    /** {@link #remote} as text, once asked for. */
+    private String peer;
     /** Changes once at most, from true to false ({@link #makeNonBlocking}), under the read lock. */
     private volatile boolean blocking;
     /** The channel's key on the {@link Readiness} selector once it joined (its first wait), else null. */
@@ -58,11 +60,12 @@ final class SocketIo implements Readiness.Ready {
     /** Bytes the channel took so far (with TLS: plaintext sealed), for the liveness thread; one writer at a time. */
     private volatile long sent;
 
-    private SocketIo(SocketChannel channel, TlsSession tls, Settings settings, String peer, boolean blocking) {
+    private SocketIo(SocketChannel channel, TlsSession tls, Settings settings, SocketAddress remote,
+            boolean blocking) {
         this.channel = channel;
         this.tls = tls;
         this.settings = settings;
-        this.peer = peer;
+        this.remote = remote;
         this.blocking = blocking;
     }
 
@@ -72,10 +75,10 @@ final class SocketIo implements Readiness.Ready {
      */
     static SocketIo open(SocketChannel channel, TlsSession tls, Settings settings) throws IOException {
         try {
-            String peer = describe(channel.getRemoteAddress());
+            SocketAddress remote = channel.getRemoteAddress();
             boolean blocking = settings.blockingChannel();
             channel.configureBlocking(blocking);
-            return new SocketIo(channel, tls, settings, peer, blocking);
+            return new SocketIo(channel, tls, settings, remote, blocking);
         } catch (IOException | RuntimeException e) {
             TcpServer.closeQuietly(channel);
             throw e;
@@ -90,8 +93,14 @@ final class SocketIo implements Readiness.Ready {
         return String.valueOf(address);
     }
 
+    /** The peer's address, as messages name it; formatted on first use (most connections never need it). */
     String peer() {
-        return peer;
+        String p = peer;
+        if (p == null) {
+            p = describe(remote);
+            peer = p; // racing callers format the same string
+        }
+        return p;
     }
 
     boolean blocking() {

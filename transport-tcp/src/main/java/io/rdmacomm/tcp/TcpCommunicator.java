@@ -69,16 +69,21 @@ public final class TcpCommunicator extends AbstractCommunicator<TcpConnection> {
         SocketChannel channel = SocketChannel.open();
         Selector selector = null;
         try {
-            selector = Selector.open();
+            // only TLS's handshake runs on a selector; plain TCP dials on the blocking channel with timed waits
+            selector = settings.tls() == null ? null : Selector.open();
             Selector s = selector;
             abortDialWith(() -> {
                 TcpServer.closeQuietly(channel);
-                s.wakeup();
+                if (s != null) {
+                    s.wakeup();
+                }
             });
             Dialer dialer = new Dialer(channel, selector, endpoint(), settings, () -> !isOpen());
             dialer.connect();
             TlsSession tls = dialer.handshake();
-            selector.close(); // deregisters the channel so it may turn blocking
+            if (selector != null) {
+                selector.close(); // deregisters the channel so it may turn blocking
+            }
             return TcpConnection.open(channel, tls, endpoint(), settings, dialer.peerHeartbeat());
         } catch (IOException | RuntimeException e) {
             if (selector != null) {

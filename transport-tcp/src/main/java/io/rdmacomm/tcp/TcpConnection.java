@@ -97,7 +97,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
         this.settings = settings;
         this.writer = new FrameWriter(io, settings);
         this.sendHeartbeat = writer::heartbeat;
-        this.memory = new RemoteMemory(io.peer(), settings.maxRegistered(), settings.busyPoll());
+        this.memory = new RemoteMemory(io::peer, settings.maxRegistered(), settings.busyPoll());
         this.oneSided = new OneSided(memory, writer, this::startProgress, settings.readTimeout());
         int receiveBytes = Math.max(RECEIVE_BUFFER_MIN, Math.min(settings.sendBuffer(), RECEIVE_BUFFER_MAX))
                 + Wire.HEADER_LENGTH;
