@@ -76,6 +76,13 @@ public enum EndpointOption {
     ZERO_COPY_THRESHOLD("zeroCopyThreshold", Type.SIZE, "256k", Set.of("rdma"),
             "reads of at least this many bytes advertise the reader's buffer for a direct one-sided write; unset,"
                     + " only where the provider places such writes directly (verbs, UCX on an RDMA device)"),
+    ONE_SIDED("oneSided", Type.STRING, "checked", Set.of("rdma"),
+            "checked: UCX gives the peer one-sided access (put, get) only where the transport checks remote keys"
+                    + " against registered bounds (rc, dc, ud on an RDMA device), elsewhere writes travel as messages"
+                    + " the owner checks; trusted: one-sided access on every UCX transport, shared memory and tcp"
+                    + " included, which trusts the peer with write (and read) access to this process's registered"
+                    + " memory and, since those transports check no bounds, to any address in it; both ends must say"
+                    + " the same (ucx-ffm, ucx-jucx; verbs always checks keys and ignores it)"),
     WIRE("wire", Type.STRING, "framed", Set.of("tcp"),
             "framed (handshake, then frames that also carry remote memory) or raw (a plain byte stream, no handshake,"
                     + " no remote memory: what a GVirtuS TcpCommunicator speaks)");
@@ -88,6 +95,7 @@ public enum EndpointOption {
     /** The values of keyword options. */
     private static final Map<EndpointOption, List<String>> KEYWORDS = Map.of(
             PROVIDER, List.of("ucx", "ucx-ffm", "ucx-jucx", "verbs"), WIRE, List.of("framed", "raw"),
+            ONE_SIDED, List.of("checked", "trusted"),
             TLS, List.of("false", "true"),
             TLS_CLIENT_AUTH, List.of("none", "optional", "required"), TLS_MIN_VERSION, List.of("1.3", "1.2"));
 

@@ -102,6 +102,8 @@ class EndpointTest {
         "rdma://127.0.0.1:1?provider=psm|unknown provider 'psm'",
         "tcp://127.0.0.1:1?wire=gvirtus|unknown wire 'gvirtus': expected one of [framed, raw]",
         "rdma://127.0.0.1:1?wire=raw|option 'wire' does not apply to rdma://",
+        "rdma://127.0.0.1:1?oneSided=yes|unknown oneSided 'yes': expected one of [checked, trusted]",
+        "tcp://127.0.0.1:1?oneSided=trusted|option 'oneSided' does not apply to tcp://",
         "local://bad/name|local:// takes a name",
     })
     void badInputNamesTheBadPart(String uri, String expected) {

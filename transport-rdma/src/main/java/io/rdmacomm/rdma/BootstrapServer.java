@@ -13,6 +13,7 @@ import io.rdmacomm.api.support.RateLimitedLog;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
+import io.rdmacomm.rdma.spi.UcxWire;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -446,7 +447,8 @@ final class BootstrapServer {
         p.connection = c;
         c.bootstrapSocket(p.socket);
         c.agreeRingSize(ring);
-        RdmaNode node = provider.node(local.getAddress(), RdmaChannel.Role.PASSIVE);
+        RdmaNode node = provider.node(local.getAddress(), RdmaChannel.Role.PASSIVE,
+                RdmaCommunicator.trustsPeers(endpoint));
         RdmaChannel ch;
         try {
             ch = node.newChannel(p.peer, c);
@@ -475,6 +477,14 @@ final class BootstrapServer {
         }
         if ((hello.flags() & ~BootstrapFrame.FLAG_AUTHENTICATION) != 0) {
             return "flags 0x" + Integer.toHexString(hello.flags()) + " not supported";
+        }
+        // UCX cannot connect a context with RMA to one without (libucp 1.13 aborts in its wireup on shared memory);
+        // verbs ignores the option
+        boolean trusted = RdmaCommunicator.trustsPeers(endpoint);
+        if (hello.oneSidedTrusted() != trusted && UcxWire.FAMILY.equals(provider.wireFamily())) {
+            return "the client's endpoint says oneSided=" + (hello.oneSidedTrusted() ? "trusted" : "checked")
+                    + ", this server's oneSided=" + (trusted ? "trusted" : "checked")
+                    + ": both ends must say the same";
         }
         return null;
     }

@@ -118,7 +118,8 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
         try {
             // the node first: making one (a UCP context on a cold JVM) can take seconds, which must not come out of
             // the server's handshakeTimeout, counted from its accept
-            RdmaNode node = provider.node(localAddressTowards(endpoint().socketAddress()), RdmaChannel.Role.ACTIVE);
+            RdmaNode node = provider.node(localAddressTowards(endpoint().socketAddress()), RdmaChannel.Role.ACTIVE,
+                    trustsPeers(endpoint()));
             RdmaChannel ch;
             try {
                 ch = node.newChannel(peer, c);
@@ -139,7 +140,8 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
             socket.socket().setTcpNoDelay(true);
             int ringSize = endpoint().intSize(EndpointOption.RING_SIZE);
             ByteBuffer hello = new BootstrapHello(provider.name(), provider.wireFamily(), secret == null ? 0
-                    : BootstrapFrame.FLAG_AUTHENTICATION, node.address(), ch.localId(), ringSize).encode();
+                    : BootstrapFrame.FLAG_AUTHENTICATION, node.address(), ch.localId(), ringSize,
+                    trustsPeers(endpoint())).encode();
             while (hello.hasRemaining()) {
                 socket.write(hello);
             }
@@ -168,6 +170,11 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
      * The local address the system routes {@code peer} from (a connected UDP socket sends nothing), for the
      * client's node; the wildcard address if there is no route.
      */
+    /** Whether {@code endpoint} says oneSided=trusted: its node gives peers one-sided access on every transport. */
+    static boolean trustsPeers(Endpoint endpoint) {
+        return "trusted".equals(endpoint.string(EndpointOption.ONE_SIDED));
+    }
+
     private static InetAddress localAddressTowards(InetSocketAddress peer) {
         try (DatagramSocket probe = new DatagramSocket()) {
             probe.connect(peer);

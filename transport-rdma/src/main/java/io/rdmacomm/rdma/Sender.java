@@ -260,6 +260,11 @@ final class Sender {
         if (!direct.isFinished()) {
             link.waiter.await(direct.finishedOrFailed, Waiter.NO_DEADLINE, "write");
         }
+        if (!direct.isFinished() && link.isClosed()) {
+            // the one-sided write failed because this side closed under it (the provider refuses a closed
+            // channel's put, or its endpoint went): what a blocked write reports for an asynchronous close
+            throw new AsynchronousCloseException();
+        }
         direct.check(what);
     }
 

@@ -74,6 +74,24 @@ class BootstrapMessagesTest {
     }
 
     @Test
+    void helloOfATrustingClientByteForByte() throws Exception {
+        ByteBuffer f = new BootstrapHello("ucx-ffm", "ucx", 0, new byte[] {(byte) 0xcc}, 3, 0x10000, true).encode();
+        String expected = "52444d42 0001 01 0023" // magic, version, type HELLO, body length 35
+                + "07 7563782d66666d 00000000 0001 cc 00000003 00010000" // provider, flags, address, channel, ring
+                + "0001 0003 756378" // tail entry 1: wire family "ucx"
+                + "0002 0001 01"; // tail entry 2: oneSided=trusted
+        assertEquals(expected.replace(" ", ""), HEX.formatHex(bytes(f)));
+        f.position(BootstrapFrame.HEADER);
+        assertTrue(BootstrapHello.decode(f.slice(), "peer").oneSidedTrusted());
+        String hello = "03756378 00000000 0001aa 00000001 00010000";
+        assertEquals(false, BootstrapHello.decode(body(hello), "p").oneSidedTrusted(), "no entry: checked");
+        assertRefused(hello + "0002 0000", "oneSided entry of 0 bytes");
+        assertRefused(hello + "0002 0001 02", "not the byte 1");
+        assertRefused(hello + "0002 0001 01 0002 0001 01", "given twice");
+        assertRefused(hello + "0002 0001", "truncated at oneSided entry");
+    }
+
+    @Test
     void badWireFamiliesAreNamed() {
         String hello = "03756378 00000000 0001aa 00000001 00010000";
         assertRefused(hello + "0001 0000", "wire family of 0 bytes");

@@ -116,7 +116,8 @@ final class UcxChannel implements RdmaChannel {
 
     @Override
     public boolean boundsEnforcedByTransport() {
-        return !eager;
+        // not where oneSided=trusted gave peers one-sided access over transports that do not check keys
+        return !UcxTransports.oneSidedWithheld();
     }
 
     /**

@@ -48,11 +48,20 @@ public final class UcxProvider implements RdmaProvider {
 
     @Override
     public RdmaNode node(InetAddress localInterface, RdmaChannel.Role side) throws IOException {
+        return node(localInterface, side, false);
+    }
+
+    /**
+     * With {@code trustPeers} (oneSided=trusted) a node of its own, whose context has RMA on every transport: its
+     * channels write with put, flush and a notification, and hand out remote keys, as on an RDMA device.
+     */
+    @Override
+    public RdmaNode node(InetAddress localInterface, RdmaChannel.Role side, boolean trustPeers) throws IOException {
         String devices = UcxTransports.netDevices(localInterface);
-        String key = side + " " + (devices == null ? "" : devices);
+        String key = side + " " + (devices == null ? "" : devices) + (trustPeers ? " trusted" : "");
         return NODES.acquire(key, () -> {
             try {
-                return new WorkerLoop(devices, side, () -> NODES.release(key));
+                return new WorkerLoop(devices, side, trustPeers, () -> NODES.release(key));
             } catch (RuntimeException e) {
                 throw new CommunicatorException("UCX could not create a worker"
                         + (devices == null ? "" : " on " + devices) + ": " + e.getMessage(), e);

@@ -20,6 +20,8 @@ import org.openucx.jucx.ucp.UcpRequest;
  * (one-sided access withheld: shared memory, tcp), one active message carrying data and notification.
  */
 final class UcxRequests {
+    /** Puts this process issued (a test's evidence that the one-sided path ran). */
+    static final java.util.concurrent.atomic.LongAdder PUTS = new java.util.concurrent.atomic.LongAdder();
     /** Bytes of a write's active message header: receiver id, destination address, length; the notification follows. */
     private static final int SLOT_SIZE = 2048;
     private static final int SLOTS = 32;
@@ -79,6 +81,7 @@ final class UcxRequests {
             try {
                 // JUCX allocates a request per put; a put carries no callback: the flush reports it
                 channel.ep.putNonBlocking(srcAddress, length, dstAddress, dst, null, UcxRuntime.HOST_MEMORY);
+                PUTS.increment();
             } catch (RuntimeException e) {
                 failed = new CommunicatorException("put to " + channel.peerName() + " failed: " + e.getMessage(), e);
             } finally {

@@ -47,14 +47,14 @@ final class UcxRuntime {
     /**
      * A new UCP context, on {@code netDevices} (UCX_NET_DEVICES) unless null. Endpoints of its workers are created
      * from worker addresses only. Without RMA where one-sided access is withheld from peers (see
-     * {@link UcxTransports#oneSidedWithheld()} and {@link UcxTransports#contextConfig}).
+     * {@link UcxTransports#oneSidedWithheld(boolean)} and {@link UcxTransports#contextConfig}).
      */
-    static UcpContext newContext(String netDevices) {
+    static UcpContext newContext(String netDevices, boolean withheld) {
         UcpParams p = new UcpParams().requestAmFeature().requestWakeupFeature().setMtWorkersShared(true);
-        if (!UcxTransports.oneSidedWithheld()) {
+        if (!withheld) {
             p.requestRmaFeature();
         }
-        UcxTransports.contextConfig(netDevices).forEach(p::setConfig);
+        UcxTransports.contextConfig(netDevices, withheld).forEach(p::setConfig);
         return new UcpContext(p);
     }
 

@@ -57,7 +57,7 @@ final class WorkerLoop implements RdmaNode {
     private final Map<Integer, UcxChannel> channels = new ConcurrentHashMap<>();
     private final AtomicInteger ids = new AtomicInteger(1);
     /** Whether one-sided access is withheld from peers: writes are active messages, gets are the engine's. */
-    private final boolean eager = UcxTransports.oneSidedWithheld();
+    private final boolean eager;
     /** Called by each {@link #close()}; true once the last user left. */
     private final BooleanSupplier lastUserLeft;
     private volatile boolean running = true;
@@ -81,12 +81,14 @@ final class WorkerLoop implements RdmaNode {
     private final ReentrantLock lock = new ReentrantLock();
 
     /**
-     * A node for {@code side}'s connections on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice);
-     * {@code lastUserLeft} counts its users down (see {@link io.rdmacomm.rdma.spi.NodeRegistry}).
+     * A node for {@code side}'s connections on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice), giving
+     * peers one-sided access on every transport with {@code trustPeers} (oneSided=trusted); {@code lastUserLeft}
+     * counts its users down (see {@link io.rdmacomm.rdma.spi.NodeRegistry}).
      */
-    WorkerLoop(String netDevices, RdmaChannel.Role side, BooleanSupplier lastUserLeft) {
+    WorkerLoop(String netDevices, RdmaChannel.Role side, boolean trustPeers, BooleanSupplier lastUserLeft) {
         this.lastUserLeft = lastUserLeft;
-        context = UcxRuntime.newContext(netDevices);
+        this.eager = UcxTransports.oneSidedWithheld(trustPeers);
+        context = UcxRuntime.newContext(netDevices, eager);
         UcpWorker w;
         try {
             w = context.newWorker(new UcpWorkerParams().requestThreadSafety().requestWakeupRMA()

@@ -1,5 +1,6 @@
 package io.rdmacomm.rdma.ucx;
 
+import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.testkit.TransportUnderTest;
 import java.util.Optional;
 
@@ -18,7 +19,21 @@ final class UcxTestHooks {
 
     /** Same, but only where UCX_TLS=tcp is in the environment (the surefire execution "ucx-tcp" sets it). */
     static TransportUnderTest tcpTransport() {
-        return transport().withSkipReason(() -> "tcp".equals(System.getenv("UCX_TLS")) ? Optional.empty()
+        return onlyWithTcp(transport());
+    }
+
+    /** {@link #transport()} with oneSided=trusted on every endpoint the kit serves on or connects to. */
+    static TransportUnderTest trustedTransport() {
+        return transport().withOption(EndpointOption.ONE_SIDED, "trusted");
+    }
+
+    /** {@link #trustedTransport()}, only where UCX_TLS=tcp is in the environment. */
+    static TransportUnderTest trustedTcpTransport() {
+        return onlyWithTcp(trustedTransport());
+    }
+
+    private static TransportUnderTest onlyWithTcp(TransportUnderTest t) {
+        return t.withSkipReason(() -> "tcp".equals(System.getenv("UCX_TLS")) ? Optional.empty()
                 : Optional.of("UCX_TLS=tcp is not set; run through the surefire execution ucx-tcp"));
     }
 }

@@ -43,4 +43,16 @@ public interface RdmaProvider {
      * transport allows it.
      */
     RdmaNode node(InetAddress localInterface, RdmaChannel.Role side) throws IOException;
+
+    /**
+     * {@link #node(InetAddress, RdmaChannel.Role)} for an endpoint's {@code oneSided} option: with
+     * {@code trustPeers} (oneSided=trusted) the node gives its peers one-sided access (remote keys, put and get) on
+     * every transport, including those that do not check remote keys against registered bounds (UCX shared memory,
+     * tcp), so a peer may write and read anywhere the node's UCX context reaches. Trusting and checking nodes are
+     * distinct nodes. By default the option is ignored: right for a provider whose transport always checks remote
+     * keys (verbs); the UCX providers override this.
+     */
+    default RdmaNode node(InetAddress localInterface, RdmaChannel.Role side, boolean trustPeers) throws IOException {
+        return node(localInterface, side);
+    }
 }

@@ -32,6 +32,16 @@ public final class UcxTransports {
     }
 
     /**
+     * Whether a node of an endpoint withholds one-sided access: {@link #oneSidedWithheld()}, unless the endpoint
+     * says {@code oneSided=trusted} ({@code trustPeers}), which gives peers one-sided access on every transport,
+     * shared memory and tcp included, where nothing but the peer's good faith keeps its puts inside the registered
+     * regions.
+     */
+    public static boolean oneSidedWithheld(boolean trustPeers) {
+        return !trustPeers && oneSidedWithheld();
+    }
+
+    /**
      * The UCP configuration a node's context is created with ({@code ucp_config_modify}, per context, never the
      * process's environment): {@code NET_DEVICES} unless {@code netDevices} is null, and where one-sided access is
      * withheld {@code TCP_PUT_ENABLE=n}. Without RMA a context already advertises no put in its worker address;
@@ -40,11 +50,19 @@ public final class UcxTransports {
      * no key check).
      */
     public static Map<String, String> contextConfig(String netDevices) {
+        return contextConfig(netDevices, oneSidedWithheld());
+    }
+
+    /**
+     * {@link #contextConfig(String)} for a node that withholds one-sided access from its peers or not
+     * ({@link #oneSidedWithheld(boolean)}): a node that trusts its peers keeps tcp's put.
+     */
+    public static Map<String, String> contextConfig(String netDevices, boolean withheld) {
         Map<String, String> config = new LinkedHashMap<>();
         if (netDevices != null) {
             config.put("NET_DEVICES", netDevices);
         }
-        if (oneSidedWithheld()) {
+        if (withheld) {
             config.put("TCP_PUT_ENABLE", "n");
         }
         return config;

@@ -50,7 +50,9 @@ final class FfmChannel implements RdmaChannel {
      * Where one-sided access is withheld from peers (shared memory, tcp): writes are active messages carrying the
      * data, which the target checks and places; gets are the engine's.
      */
-    private final boolean eager = UcxTransports.oneSidedWithheld();
+    private final boolean eager;
+    /** Puts this process issued (a test's evidence that the one-sided path ran). */
+    static final java.util.concurrent.atomic.LongAdder PUTS = new java.util.concurrent.atomic.LongAdder();
     private final FfmMemory memory;
     private final Waiter waiter;
     private int id;
@@ -69,6 +71,7 @@ final class FfmChannel implements RdmaChannel {
         this.node = node;
         this.peerName = peerName;
         this.handler = handler;
+        this.eager = node.withheld();
         this.memory = new FfmMemory(node.context(), eager);
         this.waiter = new Waiter(0, null, () -> false, () -> "to " + peerName);
     }
@@ -119,7 +122,8 @@ final class FfmChannel implements RdmaChannel {
 
     @Override
     public boolean boundsEnforcedByTransport() {
-        return !eager;
+        // not where oneSided=trusted gave peers one-sided access over transports that do not check keys
+        return !UcxTransports.oneSidedWithheld();
     }
 
     /** The node's endpoint is ours now and messages go to {@code peerChannelId}. */
@@ -264,6 +268,7 @@ final class FfmChannel implements RdmaChannel {
         }
         try {
             ep.put(srcAddress, length, dstAddress, key, op.request);
+            PUTS.increment();
         } catch (RuntimeException e) {
             op.fail(new CommunicatorException("put to " + peerName + " failed: " + e.getMessage(), e));
             return;

@@ -135,7 +135,8 @@ final class FfmMemory {
     }
 
     RemoteRegion unpack(UcpEndpoint ep, RegionDescriptor descriptor) throws IOException {
-        if (withheld || descriptor.key().length == 0) {
+        // a shared ring's advert is no UCX key (a trusting node's peer trusts too and sends none; never unpack one)
+        if (withheld || descriptor.key().length == 0 || SharedRing.isAdvert(descriptor.key())) {
             Remote r = new Remote(descriptor, null);
             synchronized (remotes) {
                 remotes.add(r);

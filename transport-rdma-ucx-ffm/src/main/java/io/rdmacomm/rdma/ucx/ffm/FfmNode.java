@@ -51,6 +51,11 @@ final class FfmNode implements RdmaNode {
     private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
     private final UcpContext context;
+    /**
+     * Whether this node withholds one-sided access from its peers ({@link UcxTransports#oneSidedWithheld(boolean)}):
+     * false on an RDMA device's rc/dc/ud only, or for endpoints that say oneSided=trusted.
+     */
+    private final boolean withheld;
     private final UcpWorker worker;
     private final Arena arena = Arena.ofShared();
     private final ChannelTable channels = new ChannelTable();
@@ -84,15 +89,16 @@ final class FfmNode implements RdmaNode {
      * A node on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice) for {@code side}'s channels;
      * {@code lastUserLeft} counts its users down (see {@link io.rdmacomm.rdma.spi.NodeRegistry}).
      */
-    FfmNode(String netDevices, RdmaChannel.Role side, BooleanSupplier lastUserLeft) {
+    FfmNode(String netDevices, RdmaChannel.Role side, boolean trustPeers, BooleanSupplier lastUserLeft) {
         this.lastUserLeft = lastUserLeft;
+        this.withheld = UcxTransports.oneSidedWithheld(trustPeers);
         // mt_workers_shared: memory is mapped from application threads while the progress thread runs the worker
         // no RMA where one-sided access is withheld from peers: UCP's software put/get handlers are not installed
         EnumSet<UcpContext.Feature> features = EnumSet.of(UcpContext.Feature.AM, UcpContext.Feature.WAKEUP);
-        if (!UcxTransports.oneSidedWithheld()) {
+        if (!withheld) {
             features.add(UcpContext.Feature.RMA);
         }
-        context = UcpContext.create(features, UcxTransports.contextConfig(netDevices), true);
+        context = UcpContext.create(features, UcxTransports.contextConfig(netDevices, withheld), true);
         try {
             worker = context.newWorker(UcpWorker.ThreadMode.MULTI);
             worker.setAmHandler(UcxWire.AM_CONTROL, m -> route(UcxWire.AM_CONTROL, m));
@@ -104,8 +110,9 @@ final class FfmNode implements RdmaNode {
         }
         progress = new Progress(worker, lock, this::drainDeferred, "rdmacomm-rdma-progress-ffm-"
                 + (side == RdmaChannel.Role.ACTIVE ? "client" : "server") + (netDevices == null ? "" : "-" + netDevices));
-        LOG.debug("ucx-ffm node started (libucp {}, devices {})", io.rdmacomm.ucx.ffm.Ucx.version(),
-                netDevices == null ? "UCX's choice" : netDevices);
+        LOG.debug("ucx-ffm node started (libucp {}, devices {}, one-sided access {})",
+                io.rdmacomm.ucx.ffm.Ucx.version(), netDevices == null ? "UCX's choice" : netDevices,
+                withheld ? "withheld" : trustPeers && UcxTransports.oneSidedWithheld() ? "trusted" : "checked");
     }
 
     /** Drops one user; the last one stops the progress thread and destroys worker and context. */
@@ -125,6 +132,11 @@ final class FfmNode implements RdmaNode {
 
     UcpContext context() {
         return context;
+    }
+
+    /** Whether this node withholds one-sided access from its peers: its channels write with active messages. */
+    boolean withheld() {
+        return withheld;
     }
 
     UcpWorker worker() {

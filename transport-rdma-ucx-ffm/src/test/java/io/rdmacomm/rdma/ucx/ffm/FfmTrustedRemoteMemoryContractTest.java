@@ -1,0 +1,16 @@
+package io.rdmacomm.rdma.ucx.ffm;
+
+import io.rdmacomm.testkit.RemoteMemoryContractTest;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The remote-memory contract for rdma:// on ucx-ffm with oneSided=trusted over UCX's default transports (shared memory
+ * on one host): writes are put, flush and notification, as on an RDMA device ({@link FfmTrustedPuts} checks that puts
+ * were issued).
+ */
+@ExtendWith(FfmTrustedPuts.class)
+class FfmTrustedRemoteMemoryContractTest extends RemoteMemoryContractTest {
+    FfmTrustedRemoteMemoryContractTest() {
+        super(FfmTestHooks.trustedTransport());
+    }
+}
