@@ -168,9 +168,10 @@ final class Dialer {
     /** Our handshake and authentication, in plain or inside TLS. */
     private void handshakeInside() throws IOException {
         short flags = (short) ((secret == null ? Handshake.NO_FLAGS : Handshake.FLAG_AUTH) | heartbeatBits);
-        send(Handshake.encode(flags), "sending the handshake to");
         ByteBuffer reply = ByteBuffer.allocate(Handshake.LENGTH);
         try {
+            // a server that cannot take us may reset the connection before our hello is even sent
+            send(Handshake.encode(flags), "sending the handshake to");
             receive(reply, "waiting for the handshake of");
         } catch (SocketTimeoutException | ClosedChannelException | SSLException e) {
             throw e;

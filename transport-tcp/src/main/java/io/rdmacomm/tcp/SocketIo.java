@@ -216,7 +216,7 @@ final class SocketIo implements Readiness.Ready {
             if (timeout > 0) {
                 left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new SocketTimeoutException("read from " + peer + " timed out after "
+                    throw new SocketTimeoutException("read from " + peer() + " timed out after "
                             + Settings.format(timeout) + " (readTimeout)");
                 }
             }
@@ -346,7 +346,7 @@ final class SocketIo implements Readiness.Ready {
     }
 
     private SocketTimeoutException writeTimedOut(long deadline) {
-        return new SocketTimeoutException("write to " + peer + " timed out: the peer took no bytes for "
+        return new SocketTimeoutException("write to " + peer() + " timed out: the peer took no bytes for "
                 + (deadline != 0 ? "the close delivery time" : Settings.format(settings.readTimeout())
                         + " (readTimeout)"));
     }
@@ -419,7 +419,7 @@ final class SocketIo implements Readiness.Ready {
                 || e instanceof InterruptedIOException) {
             return e;
         }
-        return new CommunicatorException(what + " " + peer + " failed: " + e.getMessage(), e);
+        return new CommunicatorException(what + " " + peer() + " failed: " + e.getMessage(), e);
     }
 
     /** A send that may block: {@link #guarded} runs it. */
@@ -482,7 +482,7 @@ final class SocketIo implements Readiness.Ready {
             }
             channel.shutdownOutput();
         } catch (IOException e) {
-            LOG.debug("bytes written to {} before close could not be delivered", peer, e);
+            LOG.debug("bytes written to {} before close could not be delivered", peer(), e);
         }
     }
 
@@ -509,7 +509,7 @@ final class SocketIo implements Readiness.Ready {
                 scratch.clear();
             }
         } catch (IOException e) {
-            LOG.debug("discarding unread input from {} failed", peer, e);
+            LOG.debug("discarding unread input from {} failed", peer(), e);
         } finally {
             if (scratch != null) {
                 DISCARD.give(scratch);
