@@ -31,24 +31,50 @@ final class Runs {
      */
     static long latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, Progress progress,
             AllocationMeter meter) throws IOException {
-        for (long done = 0; done < warmup; done += WARMUP_CHUNK) {
-            measured(rt, done, Math.min(WARMUP_CHUNK, warmup - done), histogram, progress);
-        }
-        histogram.reset();
-        long before = meter.allocatedBytes();
-        measured(rt, warmup, iterations, histogram, progress);
-        long after = meter.allocatedBytes();
-        progress.update(warmup + iterations);
-        return meter.between(before, after);
+        return latency(rt, warmup, iterations, histogram, null, progress, meter).thread();
     }
 
-    private static void measured(RoundTrip rt, long done, long iterations, Histogram histogram,
+    /**
+     * Bytes allocated during the measured round trips: by the measuring thread, and by all threads of this JVM
+     * (-1 where the JVM does not count that).
+     */
+    record Allocated(long thread, long process) {
+    }
+
+    /**
+     * As {@link #latency(RoundTrip, long, long, Histogram, Progress, AllocationMeter)}; in addition, when
+     * {@code window} is not null, the measured round trips are also written round-robin into it, so that it ends
+     * with the last {@code min(window.length, iterations)} of them (oldest overwritten first): the samples
+     * ucx_perftest computes its percentiles from (the last 2048 of its iterations).
+     */
+    static Allocated latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, long[] window,
+            Progress progress, AllocationMeter meter) throws IOException {
+        for (long done = 0; done < warmup; done += WARMUP_CHUNK) {
+            measured(rt, done, Math.min(WARMUP_CHUNK, warmup - done), histogram, null, progress);
+        }
+        histogram.reset();
+        long processBefore = meter.processAllocatedBytes();
+        long before = meter.allocatedBytes();
+        measured(rt, warmup, iterations, histogram, window, progress);
+        long after = meter.allocatedBytes();
+        long processAfter = meter.processAllocatedBytes();
+        progress.update(warmup + iterations);
+        return new Allocated(meter.between(before, after),
+                processBefore < 0 || processAfter < 0 ? -1 : Math.max(0, processAfter - processBefore));
+    }
+
+    private static void measured(RoundTrip rt, long done, long iterations, Histogram histogram, long[] window,
             Progress progress) throws IOException {
+        int slot = 0;
         for (long i = 0; i < iterations; i++) {
             long start = System.nanoTime();
             rt.roundTrip();
             long elapsed = System.nanoTime() - start;
             histogram.recordValue(Math.min(elapsed, HIGHEST_NANOS));
+            if (window != null) {
+                window[slot] = elapsed;
+                slot = slot + 1 == window.length ? 0 : slot + 1;
+            }
             if ((i & (PROGRESS_EVERY - 1)) == 0) {
                 progress.update(done + i);
             }
