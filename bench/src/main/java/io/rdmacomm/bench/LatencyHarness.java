@@ -45,7 +45,8 @@ abstract class LatencyHarness implements Callable<Integer> {
             Runs.Allocated allocated;
             try (Progress progress = output.progress(spec.name(), latency.warmup + latency.iterations,
                     "round trips")) {
-                allocated = Runs.latency(rt, latency.warmup, latency.iterations, histogram, window, progress, meter);
+                allocated = Runs.latency(rt, latency.warmup, latency.iterations, histogram, window, progress, meter,
+                        latency.pauseFile == null ? null : Runs.Pause.file(latency.pauseFile));
             }
             LatencyResult result = LatencyResult.of(measured.transport(), measured.mode(), measured.endpoint(),
                     latency.size, latency.warmup, histogram, window, allocated);

@@ -57,6 +57,12 @@ final class Options {
                     + "them over its last 2048 (0: over all; the mean is always over all) (default: ${DEFAULT-VALUE})")
         int percentileWindow;
 
+        @Option(names = "--pause-file", paramLabel = "PATH",
+                description = "after the warm-up and again after the measured round trips, create PATH and wait "
+                    + "until it is deleted: a script reads the server's allocation then (bench/compare's allocation "
+                    + "rows); the pause is outside the measured span")
+        java.nio.file.Path pauseFile;
+
         void validate(CommandSpec spec) {
             checkSize(spec, "--size", size);
             check(spec, iterations >= 1, "--iterations must be at least 1, got " + iterations);

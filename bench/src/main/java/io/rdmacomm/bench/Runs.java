@@ -49,18 +49,53 @@ final class Runs {
      */
     static Allocated latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, long[] window,
             Progress progress, AllocationMeter meter) throws IOException {
+        return latency(rt, warmup, iterations, histogram, window, progress, meter, null);
+    }
+
+    /**
+     * As above; {@code pause}, when not null, is awaited after the warm-up (before the allocation counters are read)
+     * and after the measured round trips (after they are read), outside the measured span.
+     */
+    static Allocated latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, long[] window,
+            Progress progress, AllocationMeter meter, Pause pause) throws IOException {
         for (long done = 0; done < warmup; done += WARMUP_CHUNK) {
             measured(rt, done, Math.min(WARMUP_CHUNK, warmup - done), histogram, null, progress);
         }
         histogram.reset();
+        if (pause != null) {
+            pause.await("warm");
+        }
         long processBefore = meter.processAllocatedBytes();
         long before = meter.allocatedBytes();
         measured(rt, warmup, iterations, histogram, window, progress);
         long after = meter.allocatedBytes();
         long processAfter = meter.processAllocatedBytes();
+        if (pause != null) {
+            pause.await("done");
+        }
         progress.update(warmup + iterations);
         return new Allocated(meter.between(before, after),
                 processBefore < 0 || processAfter < 0 ? -1 : Math.max(0, processAfter - processBefore));
+    }
+
+    /** A pause between the phases of a latency run: {@code phase} is "warm" or "done". */
+    interface Pause {
+        void await(String phase) throws IOException;
+
+        /** Creates {@code file} holding the phase and waits until something deletes it. */
+        static Pause file(java.nio.file.Path file) {
+            return phase -> {
+                java.nio.file.Files.writeString(file, phase + "\n");
+                while (java.nio.file.Files.exists(file)) {
+                    try {
+                        Thread.sleep(1);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new java.io.InterruptedIOException("interrupted in the pause after " + phase);
+                    }
+                }
+            };
+        }
     }
 
     private static void measured(RoundTrip rt, long done, long iterations, Histogram histogram, long[] window,
