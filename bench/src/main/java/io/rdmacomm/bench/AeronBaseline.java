@@ -35,6 +35,9 @@ final class AeronBaseline {
     static final String CHANNEL = new ChannelUriStringBuilder().media("ipc").build();
     static final int PING_STREAM = 1001;
     static final int PONG_STREAM = 1002;
+    static final int SINK_STREAM = 1003;
+    /** In a sink message: the long at this offset is non-zero in the last message of a batch. */
+    static final int LAST_OFFSET = 8;
 
     private AeronBaseline() {
     }
@@ -52,6 +55,12 @@ final class AeronBaseline {
                 description = "the media driver's directory (default: /dev/shm/rdmacomm-aeron-PID)")
         String dir;
 
+        @Option(names = "--sink", description = "instead of echoing, count the messages of stream 1003 and answer "
+                + "the last of each batch with the batch's count on stream 1002 (for aeron-throughput)")
+        boolean sink;
+
+        private long counted;
+
         private volatile boolean running = true;
 
         @Override
@@ -62,7 +71,7 @@ final class AeronBaseline {
             CountDownLatch done = new CountDownLatch(1);
             try (MediaDriver driver = MediaDriver.launch(context);
                     Aeron aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(driver.aeronDirectoryName()));
-                    Subscription pings = aeron.addSubscription(CHANNEL, PING_STREAM);
+                    Subscription pings = aeron.addSubscription(CHANNEL, sink ? SINK_STREAM : PING_STREAM);
                     Publication pongs = aeron.addPublication(CHANNEL, PONG_STREAM)) {
                 Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                     running = false;
@@ -74,6 +83,7 @@ final class AeronBaseline {
                 }, "aeron-pong-shutdown"));
                 spec.commandLine().getOut().println("listening aeron:ipc?dir=" + driver.aeronDirectoryName());
                 spec.commandLine().getOut().flush();
+                UnsafeBuffer ack = new UnsafeBuffer(ByteBuffer.allocateDirect(8));
                 FragmentHandler echo = (buffer, offset, length, header) -> {
                     while (pongs.offer(buffer, offset, length) < 0) {
                         if (!running) {
@@ -82,8 +92,23 @@ final class AeronBaseline {
                         Thread.onSpinWait();
                     }
                 };
+                FragmentHandler count = (buffer, offset, length, header) -> {
+                    counted++;
+                    if (length >= LAST_OFFSET + 8 && buffer.getLong(offset + LAST_OFFSET) != 0) {
+                        ack.putLong(0, counted);
+                        counted = 0;
+                        while (pongs.offer(ack, 0, 8) < 0) {
+                            if (!running) {
+                                return;
+                            }
+                            Thread.onSpinWait();
+                        }
+                    }
+                };
+                FragmentHandler handler = sink ? count : echo;
+                int limit = sink ? 256 : 1;
                 while (running) {
-                    if (pings.poll(echo, 1) == 0) {
+                    if (pings.poll(handler, limit) == 0) {
                         Thread.onSpinWait();
                     }
                 }
@@ -144,6 +169,88 @@ final class AeronBaseline {
                 output.print(spec, result, result.describe());
             }
             return 0;
+        }
+    }
+
+    @Command(name = "aeron-throughput", mixinStandardHelpOptions = true, sortOptions = false,
+            usageHelpAutoWidth = true,
+            description = {
+                "Aeron IPC message rate against 'aeron-pong --sink': SIZE-byte offers, one after another.",
+                "Offers WARMUP / SIZE messages untimed, then TOTAL / SIZE timed, on stream 1003, each batch's last "
+                    + "one flagged; timed from the first timed offer to the sink's count of that batch on stream "
+                    + "1002. Prints the fields of the bandwidth commands, messages_per_s among them."})
+    static final class Throughput implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--dir", paramLabel = "DIR", required = true,
+                description = "the directory of aeron-pong's media driver (its 'listening' line)")
+        String dir;
+
+        @Mixin
+        Options.Bandwidth bandwidth;
+
+        @Mixin
+        Options.Output output;
+
+        private long acked = -1;
+
+        @Override
+        public Integer call() throws Exception {
+            bandwidth.validate(spec);
+            int size = (int) bandwidth.size;
+            Options.check(spec, size >= LAST_OFFSET + 8, "--size must be at least 16 bytes (the batch flag)");
+            try (Aeron aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(dir));
+                    Publication messages = aeron.addPublication(CHANNEL, SINK_STREAM);
+                    Subscription acks = aeron.addSubscription(CHANNEL, PONG_STREAM)) {
+                long deadline = System.nanoTime() + 10_000_000_000L;
+                while (!messages.isConnected() || !acks.isConnected()) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IOException("aeron-pong --sink did not connect within 10 s (directory " + dir + ")");
+                    }
+                    Thread.sleep(1);
+                }
+                UnsafeBuffer message = new UnsafeBuffer(ByteBuffer.allocateDirect(size));
+                FragmentHandler onAck = (buffer, offset, length, header) -> acked = buffer.getLong(offset);
+                long warm = bandwidth.warmup / size;
+                long timed = Math.max(1, bandwidth.total / size);
+                if (warm > 0) {
+                    batch(messages, acks, message, size, warm, onAck);
+                }
+                long start = System.nanoTime();
+                batch(messages, acks, message, size, timed, onAck);
+                long nanos = System.nanoTime() - start;
+                BandwidthResult result = BandwidthResult.of(TRANSPORT, "busy-poll", "aeron:ipc?dir=" + dir, size,
+                        timed * size, warm * size, nanos);
+                output.print(spec, result, result.describe());
+            }
+            return 0;
+        }
+
+        private void batch(Publication messages, Subscription acks, UnsafeBuffer message, int size, long count,
+                FragmentHandler onAck) throws IOException {
+            message.putLong(LAST_OFFSET, 0);
+            for (long i = 0; i < count; i++) {
+                if (i == count - 1) {
+                    message.putLong(LAST_OFFSET, 1);
+                }
+                message.putLong(0, i);
+                while (messages.offer(message, 0, size) < 0) {
+                    if (messages.isClosed()) {
+                        throw new IOException("the publication closed");
+                    }
+                    Thread.onSpinWait();
+                }
+            }
+            acked = -1;
+            while (acked < 0) {
+                if (acks.poll(onAck, 1) == 0) {
+                    Thread.onSpinWait();
+                }
+            }
+            if (acked != count) {
+                throw new IOException("the sink counted " + acked + " messages, expected " + count);
+            }
         }
     }
 

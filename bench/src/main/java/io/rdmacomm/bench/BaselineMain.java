@@ -24,7 +24,7 @@ import picocli.CommandLine.Option;
         subcommands = {NioBaseline.Serve.class, NioBaseline.Latency.class, NioBaseline.Bandwidth.class,
             JucxBaseline.Serve.class, JucxBaseline.Latency.class, JucxBaseline.Bandwidth.class,
             JucxBaseline.PutBandwidth.class, JucxBaseline.PutLatency.class, JucxBaseline.IdlePut.class,
-            AeronBaseline.Pong.class, AeronBaseline.Latency.class, MemcpyBaseline.class})
+            AeronBaseline.Pong.class, AeronBaseline.Latency.class, AeronBaseline.Throughput.class, MemcpyBaseline.class})
 public final class BaselineMain {
     @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", converter = Cli.EndpointConverter.class,
             description = "endpoint to serve or measure: tcp://host:port for raw-*, rdma://host:port for raw-ucx-*")
