@@ -44,6 +44,40 @@ final class AllocationMeter {
         return threads.getCurrentThreadAllocatedBytes();
     }
 
+    /**
+     * Bytes allocated in the heap by all threads of this JVM since it started, terminated ones included
+     * ({@link com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes()}), or -1 where it is not counted.
+     */
+    long processAllocatedBytes() {
+        if (TOTAL != null) {
+            try {
+                return (long) TOTAL.invoke(threads);
+            } catch (UnsupportedOperationException e) {
+                return -1;
+            } catch (Throwable e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        // JDK 17-20: the live threads' counters (a thread that ends within the span drops out)
+        long sum = 0;
+        for (long a : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
+            sum += Math.max(0, a);
+        }
+        return sum;
+    }
+
+    /** ThreadMXBean.getTotalThreadAllocatedBytes() of JDK 21+, looked up: the build targets JDK 17. */
+    private static final java.lang.invoke.MethodHandle TOTAL = total();
+
+    private static java.lang.invoke.MethodHandle total() {
+        try {
+            return java.lang.invoke.MethodHandles.publicLookup().findVirtual(com.sun.management.ThreadMXBean.class,
+                    "getTotalThreadAllocatedBytes", java.lang.invoke.MethodType.methodType(long.class));
+        } catch (ReflectiveOperationException e) {
+            return null;
+        }
+    }
+
     /** What one {@link #allocatedBytes()} call adds to the counter, to subtract from a measured span. */
     long overhead() {
         return overhead;

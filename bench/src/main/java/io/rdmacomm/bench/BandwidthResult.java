@@ -10,9 +10,10 @@ import java.util.Locale;
  * @param totalBytes bytes timed (and acknowledged)
  * @param warmupBytes bytes streamed before them, untimed
  * @param gbPerS {@code totalBytes / seconds / 10^9}
+ * @param messagesPerS writes (messages) of {@code size} per second: {@code ceil(totalBytes / size) / seconds}
  */
 record BandwidthResult(String transport, String test, String mode, String endpoint, long size, long totalBytes,
-        long warmupBytes, double seconds, double gbPerS) {
+        long warmupBytes, double seconds, double gbPerS, double messagesPerS) {
 
     static final String TEST = "bandwidth";
 
@@ -28,7 +29,7 @@ record BandwidthResult(String transport, String test, String mode, String endpoi
         }
         double seconds = nanos / 1e9;
         return new BandwidthResult(transport, TEST, mode, endpoint, size, totalBytes, warmupBytes, seconds,
-                totalBytes / seconds / 1e9);
+                totalBytes / seconds / 1e9, ((totalBytes + size - 1) / size) / seconds);
     }
 
     String describe() {

@@ -49,10 +49,16 @@ public final class BenchCommand {
                 "Streams BYTES in SIZE-byte writes and prints GB/s (10^9 bytes/s), timed from the first write to "
                     + "the server's acknowledgement of the last byte."})
     static final class Bandwidth extends BandwidthHarness {
+        @Option(names = "--sync-every", paramLabel = "N", defaultValue = "0",
+                description = "sync() after every N writes, as a sender of messages would (0: only at the end; "
+                    + "the JSON's messages_per_s is the write rate) (default: ${DEFAULT-VALUE})")
+        long syncEvery;
+
         @Override
         Measured<CommunicatorSender> connect(Endpoint endpoint, int size, long total) throws IOException {
+            Options.check(spec, syncEvery >= 0, "--sync-every must not be negative, got " + syncEvery);
             Communicator peer = Communicators.connect(endpoint.toString());
-            return ours(endpoint, peer, SessionRequest.sink(total), new CommunicatorSender(peer));
+            return ours(endpoint, peer, SessionRequest.sink(total), new CommunicatorSender(peer, syncEvery));
         }
     }
 

@@ -41,13 +41,15 @@ abstract class LatencyHarness implements Callable<Integer> {
             rt.roundTrip();
             rt.checkLast();
             Histogram histogram = Runs.newHistogram();
-            long allocated;
+            long[] window = latency.percentileWindow > 0 ? new long[latency.percentileWindow] : null;
+            Runs.Allocated allocated;
             try (Progress progress = output.progress(spec.name(), latency.warmup + latency.iterations,
                     "round trips")) {
-                allocated = Runs.latency(rt, latency.warmup, latency.iterations, histogram, progress, meter);
+                allocated = Runs.latency(rt, latency.warmup, latency.iterations, histogram, window, progress, meter,
+                        latency.pauseFile == null ? null : Runs.Pause.file(latency.pauseFile));
             }
             LatencyResult result = LatencyResult.of(measured.transport(), measured.mode(), measured.endpoint(),
-                    latency.size, latency.warmup, histogram, allocated);
+                    latency.size, latency.warmup, histogram, window, allocated);
             output.print(spec, result, result.describe());
         }
         return 0;

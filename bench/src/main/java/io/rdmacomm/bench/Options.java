@@ -52,9 +52,21 @@ final class Options {
                 description = "round trips before measuring, for the JIT (default: ${DEFAULT-VALUE})")
         long warmup;
 
+        @Option(names = "--percentile-window", paramLabel = "N", defaultValue = "0",
+                description = "percentiles over the last N measured round trips only, as ucx_perftest computes "
+                    + "them over its last 2048 (0: over all; the mean is always over all) (default: ${DEFAULT-VALUE})")
+        int percentileWindow;
+
+        @Option(names = "--pause-file", paramLabel = "PATH",
+                description = "after the warm-up and again after the measured round trips, create PATH and wait "
+                    + "until it is deleted: a script reads the server's allocation then (bench/compare's allocation "
+                    + "rows); the pause is outside the measured span")
+        java.nio.file.Path pauseFile;
+
         void validate(CommandSpec spec) {
             checkSize(spec, "--size", size);
             check(spec, iterations >= 1, "--iterations must be at least 1, got " + iterations);
+            check(spec, percentileWindow >= 0, "--percentile-window must not be negative, got " + percentileWindow);
             check(spec, warmup >= 0, "--warmup must not be negative, got " + warmup);
         }
     }

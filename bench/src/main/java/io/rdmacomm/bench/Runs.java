@@ -31,24 +31,85 @@ final class Runs {
      */
     static long latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, Progress progress,
             AllocationMeter meter) throws IOException {
-        for (long done = 0; done < warmup; done += WARMUP_CHUNK) {
-            measured(rt, done, Math.min(WARMUP_CHUNK, warmup - done), histogram, progress);
-        }
-        histogram.reset();
-        long before = meter.allocatedBytes();
-        measured(rt, warmup, iterations, histogram, progress);
-        long after = meter.allocatedBytes();
-        progress.update(warmup + iterations);
-        return meter.between(before, after);
+        return latency(rt, warmup, iterations, histogram, null, progress, meter).thread();
     }
 
-    private static void measured(RoundTrip rt, long done, long iterations, Histogram histogram,
+    /**
+     * Bytes allocated during the measured round trips: by the measuring thread, and by all threads of this JVM
+     * (-1 where the JVM does not count that).
+     */
+    record Allocated(long thread, long process) {
+    }
+
+    /**
+     * As {@link #latency(RoundTrip, long, long, Histogram, Progress, AllocationMeter)}; in addition, when
+     * {@code window} is not null, the measured round trips are also written round-robin into it, so that it ends
+     * with the last {@code min(window.length, iterations)} of them (oldest overwritten first): the samples
+     * ucx_perftest computes its percentiles from (the last 2048 of its iterations).
+     */
+    static Allocated latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, long[] window,
+            Progress progress, AllocationMeter meter) throws IOException {
+        return latency(rt, warmup, iterations, histogram, window, progress, meter, null);
+    }
+
+    /**
+     * As above; {@code pause}, when not null, is awaited after the warm-up (before the allocation counters are read)
+     * and after the measured round trips (after they are read), outside the measured span.
+     */
+    static Allocated latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, long[] window,
+            Progress progress, AllocationMeter meter, Pause pause) throws IOException {
+        for (long done = 0; done < warmup; done += WARMUP_CHUNK) {
+            measured(rt, done, Math.min(WARMUP_CHUNK, warmup - done), histogram, null, progress);
+        }
+        histogram.reset();
+        if (pause != null) {
+            pause.await("warm");
+        }
+        long processBefore = meter.processAllocatedBytes();
+        long before = meter.allocatedBytes();
+        measured(rt, warmup, iterations, histogram, window, progress);
+        long after = meter.allocatedBytes();
+        long processAfter = meter.processAllocatedBytes();
+        if (pause != null) {
+            pause.await("done");
+        }
+        progress.update(warmup + iterations);
+        return new Allocated(meter.between(before, after),
+                processBefore < 0 || processAfter < 0 ? -1 : Math.max(0, processAfter - processBefore));
+    }
+
+    /** A pause between the phases of a latency run: {@code phase} is "warm" or "done". */
+    interface Pause {
+        void await(String phase) throws IOException;
+
+        /** Creates {@code file} holding the phase and waits until something deletes it. */
+        static Pause file(java.nio.file.Path file) {
+            return phase -> {
+                java.nio.file.Files.writeString(file, phase + "\n");
+                while (java.nio.file.Files.exists(file)) {
+                    try {
+                        Thread.sleep(1);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new java.io.InterruptedIOException("interrupted in the pause after " + phase);
+                    }
+                }
+            };
+        }
+    }
+
+    private static void measured(RoundTrip rt, long done, long iterations, Histogram histogram, long[] window,
             Progress progress) throws IOException {
+        int slot = 0;
         for (long i = 0; i < iterations; i++) {
             long start = System.nanoTime();
             rt.roundTrip();
             long elapsed = System.nanoTime() - start;
             histogram.recordValue(Math.min(elapsed, HIGHEST_NANOS));
+            if (window != null) {
+                window[slot] = elapsed;
+                slot = slot + 1 == window.length ? 0 : slot + 1;
+            }
             if ((i & (PROGRESS_EVERY - 1)) == 0) {
                 progress.update(done + i);
             }

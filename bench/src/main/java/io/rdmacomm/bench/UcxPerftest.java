@@ -43,9 +43,10 @@ final class UcxPerftest {
      *
      * @param mibPerS the "overall" bandwidth column
      * @param gbPerS the same in 10^9 bytes per second, as {@link BandwidthResult#gbPerS()}
+     * @param messagesPerS the "overall" message rate column
      */
     record Bandwidth(String transport, String test, String mode, long size, long iterations, long totalBytes,
-            double mibPerS, double gbPerS) {
+            double mibPerS, double gbPerS, double messagesPerS) {
     }
 
     /**
@@ -73,7 +74,7 @@ final class UcxPerftest {
                     2 * overallLatency, percentile, overallLatency);
         }
         return new Bandwidth(TRANSPORT, BandwidthResult.TEST, test, size, iterations, iterations * size,
-                overallBandwidth, overallBandwidth * MIB / 1e9);
+                overallBandwidth, overallBandwidth * MIB / 1e9, Double.parseDouble(f[6]));
     }
 
     /**

@@ -48,6 +48,43 @@ class LatencyResultTest {
     }
 
     @Test
+    void withAWindowThePercentilesAreOverTheLastRoundTripsAndTheMeanOverAll() throws Exception {
+        // 10 000 round trips of 100 us, then 16 of 1 us: the window holds the last 16
+        long[] times = new long[10_016];
+        java.util.Arrays.fill(times, 0, 10_000, 100_000);
+        java.util.Arrays.fill(times, 10_000, 10_016, 1_000);
+        int[] next = {0};
+        long[] clock = {0};
+        Histogram h = Runs.newHistogram();
+        long[] window = new long[16];
+        // the histogram and the ring as Runs.latency fills them
+        for (long t : times) {
+            h.recordValue(t);
+            window[next[0]] = t;
+            next[0] = (next[0] + 1) % window.length;
+            clock[0] += t;
+        }
+        LatencyResult r = LatencyResult.of("rdma", "busy-poll", "e", 8, 0, h, window, new Runs.Allocated(0, 0));
+
+        assertEquals(16, r.percentileSamples());
+        assertEquals(1.0, r.p50Us(), 0.01);
+        assertEquals(100.0, r.p50AllUs(), 0.1);
+        assertEquals(clock[0] / 10_016.0 / 1000, r.meanUs(), 0.1);
+        assertEquals(10_016, r.iterations());
+    }
+
+    @Test
+    void theWindowOfRunsLatencyEndsWithTheLastRoundTrips() throws Exception {
+        long[] window = new long[8];
+        Runs.Allocated a = Runs.latency(() -> { }, 10, 100, Runs.newHistogram(), window, Progress.silent(),
+                AllocationMeter.create());
+        for (long v : window) {
+            assertTrue(v >= 0 && v < 1_000_000_000L, "a round trip in ns: " + v);
+        }
+        assertTrue(a.thread() >= 0);
+    }
+
+    @Test
     void anEmptyHistogramIsRefused() {
         var e = assertThrows(IllegalArgumentException.class,
                 () -> LatencyResult.of("tcp", "blocking", "e", 8, 0, Runs.newHistogram(), 0));

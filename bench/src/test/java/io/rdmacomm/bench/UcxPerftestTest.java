@@ -46,6 +46,7 @@ class UcxPerftestTest {
         assertEquals(9000.00, r.mibPerS(), 1e-9);
         assertEquals(9000.00 * 1048576 / 1e9, r.gbPerS(), 1e-9, "ucx_perftest's MB are MiB");
         assertEquals(9.437184, Json.MAPPER.readTree(Json.write(r)).get("gb_per_s").asDouble(), 1e-9);
+        assertEquals(9000, r.messagesPerS(), 1e-9, "the overall message rate, the last column");
     }
 
     @Test
