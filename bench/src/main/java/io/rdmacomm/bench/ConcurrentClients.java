@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -36,7 +37,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * peak, all clients of all processes connected). The last line: clients, connected, verified, failed (with the first
  * failure), connect and total seconds. Exit status 0 only if every client verified every message.
  *
- * <p>Usage: {@code ConcurrentClients ENDPOINT CLIENTS SIZE COUNT TIMEOUT_SECONDS [THREADS] [--hold]}
+ * <p>With {@code --warmup=N}, first opens N connections one after another (over the threads), checks one echo on
+ * each and closes it, untimed, prints {@code "phase":"warmed"} and (with {@code --hold}) waits for a line on standard
+ * input, so that several processes start the timed phase together with warm code on both sides.
+ *
+ * <p>Usage: {@code ConcurrentClients ENDPOINT CLIENTS SIZE COUNT TIMEOUT_SECONDS [THREADS] [--hold] [--warmup=N]}
  */
 public final class ConcurrentClients {
     private static final int DEFAULT_THREADS = 4;
@@ -57,9 +62,16 @@ public final class ConcurrentClients {
     public static void main(String[] args) throws Exception {
         List<String> a = new ArrayList<>(List.of(args));
         boolean hold = a.remove("--hold");
+        int warmup = 0;
+        for (int i = 0; i < a.size(); i++) {
+            if (a.get(i).startsWith("--warmup=")) {
+                warmup = Integer.parseInt(a.remove(i).substring("--warmup=".length()));
+                break;
+            }
+        }
         if (a.size() != 5 && a.size() != 6) {
             throw new IllegalArgumentException("usage: ConcurrentClients ENDPOINT CLIENTS SIZE COUNT TIMEOUT_SECONDS"
-                    + " [THREADS] [--hold]");
+                    + " [THREADS] [--hold] [--warmup=N]");
         }
         String endpoint = a.get(0);
         int clients = Integer.parseInt(a.get(1));
@@ -72,9 +84,33 @@ public final class ConcurrentClients {
         Client[] held = new Client[clients];
         AtomicReference<String> firstFailure = new AtomicReference<>();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> phase = new ArrayList<>();
+        AtomicInteger warmFailed = new AtomicInteger();
+        if (warmup > 0) {
+            // untimed: WARMUP connections opened, checked with one echo and closed, spread over the threads, so the
+            // timed phase meets warm code on both sides; with --hold, then waits for a go line (all processes warm)
+            int total = warmup;
+            for (int t = 0; t < threads; t++) {
+                int first = t;
+                phase.add(pool.submit(() -> {
+                    for (int i = first; i < total && System.nanoTime() - deadline < 0; i += threads) {
+                        if (!warmOne(endpoint, size, i)) {
+                            warmFailed.incrementAndGet();
+                        }
+                    }
+                }));
+            }
+            awaitAll(phase, deadline);
+            phase.clear();
+            System.out.println(String.format(Locale.ROOT, "{\"phase\":\"warmed\",\"warmup\":%d,\"failed\":%d}",
+                    warmup, warmFailed.get()));
+            System.out.flush();
+            if (hold) {
+                awaitGo(deadline);
+            }
+        }
         long start = System.nanoTime();
         long startMillis = System.currentTimeMillis();
-        List<Future<?>> phase = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             int first = t;
             phase.add(pool.submit(() -> {
@@ -123,13 +159,16 @@ public final class ConcurrentClients {
         if (failure == null && ok < clients) {
             failure = (clients - ok) + " clients did not finish within " + timeoutSeconds + " s";
         }
+        if (failure == null && warmFailed.get() > 0) {
+            failure = warmFailed.get() + " of " + warmup + " warm-up connections failed";
+        }
         double seconds = (System.nanoTime() - start) / 1e9;
         System.out.println(String.format(Locale.ROOT,
                 "{\"clients\":%d,\"threads\":%d,\"connected\":%d,\"verified\":%d,\"failed\":%d,\"connect_seconds\":%.3f,"
                         + "\"seconds\":%.3f,\"first_failure\":%s}", clients, threads, connected, ok, clients - ok,
                 connectNanos / 1e9, seconds, failure == null ? "null" : Json.write(failure)));
         System.out.flush();
-        System.exit(ok == clients ? 0 : 1);
+        System.exit(ok == clients && warmFailed.get() == 0 ? 0 : 1);
     }
 
     /**
@@ -199,10 +238,29 @@ public final class ConcurrentClients {
     }
 
     /** Waits for a line on standard input, at most until the deadline. */
+    /** Opens a connection, checks the echo of one message of {@code size} bytes and closes it; false if it failed. */
+    private static boolean warmOne(String endpoint, int size, int i) {
+        ByteBuffer out = ByteBuffer.allocateDirect(size);
+        ByteBuffer in = ByteBuffer.allocateDirect(size);
+        try (Client c = open(endpoint)) {
+            fill(out, i, 0);
+            c.write(out);
+            fill(out, i, 0);
+            c.readFully(in);
+            return in.flip().equals(out);
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    /** Standard input, read a line at a time by {@link #awaitGo} (one reader, so no line is buffered and lost). */
+    private static final BufferedReader STDIN =
+            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+
     private static void awaitGo(long deadline) throws InterruptedException {
         Thread reader = new Thread(() -> {
             try {
-                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+                STDIN.readLine();
             } catch (IOException ignored) {
                 // end of input is a go as well
             }

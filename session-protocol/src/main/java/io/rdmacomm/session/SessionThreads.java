@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
 final class SessionThreads {
     private static final Logger LOG = LoggerFactory.getLogger(SessionThreads.class);
     static final String PROPERTY = "rdmacomm.sessionThreads";
-    static final int DEFAULT_PLATFORM = 128;
+    static final int DEFAULT_PLATFORM = 32;
     private static final int FIRST_WITHOUT_PINNING = 24;
 
     private final ThreadFactory virtual;
