@@ -12,6 +12,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -60,6 +62,10 @@ final class AeronBaseline {
         boolean sink;
 
         private long counted;
+        /** Idle polls between clock reads, how long an idle pong spins before it parks, and each park's slice. */
+        private static final int IDLE_CLOCK_EVERY = 1024;
+        private static final long IDLE_SPIN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+        private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
         private volatile boolean running = true;
 
@@ -107,9 +113,26 @@ final class AeronBaseline {
                 };
                 FragmentHandler handler = sink ? count : echo;
                 int limit = sink ? 256 : 1;
+                // spins while there is traffic, as ours does with busyPoll=10ms, and parks in short slices once
+                // idle for that long: a server spinning between the rows' runs would take one of the machine's
+                // cores from the other side of the row (ours' runs) on a small machine
+                long idleSince = 0;
+                int idlePolls = 0;
                 while (running) {
-                    if (pings.poll(handler, limit) == 0) {
+                    if (pings.poll(handler, limit) > 0) {
+                        idleSince = 0;
+                        idlePolls = 0;
+                        continue;
+                    }
+                    if ((++idlePolls & (IDLE_CLOCK_EVERY - 1)) != 0) {
                         Thread.onSpinWait();
+                        continue;
+                    }
+                    long now = System.nanoTime();
+                    if (idleSince == 0) {
+                        idleSince = now;
+                    } else if (now - idleSince > IDLE_SPIN_NANOS) {
+                        LockSupport.parkNanos(IDLE_PARK_NANOS);
                     }
                 }
             } finally {
