@@ -142,6 +142,18 @@ final class AeronBaseline {
         }
     }
 
+    /** Waits until both directions are connected to the pong's media driver, at most 10 s. */
+    static void awaitConnected(Publication out, Subscription in, String who, String dir)
+            throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!out.isConnected() || !in.isConnected()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IOException(who + " did not connect within 10 s (directory " + dir + ")");
+            }
+            Thread.sleep(1);
+        }
+    }
+
     @Command(name = "aeron-latency", mixinStandardHelpOptions = true, sortOptions = false,
             usageHelpAutoWidth = true,
             description = {
@@ -169,13 +181,7 @@ final class AeronBaseline {
             try (Aeron aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(dir));
                     Publication pings = aeron.addPublication(CHANNEL, PING_STREAM);
                     Subscription pongs = aeron.addSubscription(CHANNEL, PONG_STREAM)) {
-                long deadline = System.nanoTime() + 10_000_000_000L;
-                while (!pings.isConnected() || !pongs.isConnected()) {
-                    if (System.nanoTime() > deadline) {
-                        throw new IOException("aeron-pong did not connect within 10 s (directory " + dir + ")");
-                    }
-                    Thread.sleep(1);
-                }
+                awaitConnected(pings, pongs, "aeron-pong", dir);
                 PingPong rt = new PingPong(pings, pongs, (int) latency.size);
                 rt.roundTrip();
                 rt.checkLast();
@@ -226,13 +232,7 @@ final class AeronBaseline {
             try (Aeron aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(dir));
                     Publication messages = aeron.addPublication(CHANNEL, SINK_STREAM);
                     Subscription acks = aeron.addSubscription(CHANNEL, PONG_STREAM)) {
-                long deadline = System.nanoTime() + 10_000_000_000L;
-                while (!messages.isConnected() || !acks.isConnected()) {
-                    if (System.nanoTime() > deadline) {
-                        throw new IOException("aeron-pong --sink did not connect within 10 s (directory " + dir + ")");
-                    }
-                    Thread.sleep(1);
-                }
+                awaitConnected(messages, acks, "aeron-pong --sink", dir);
                 UnsafeBuffer message = new UnsafeBuffer(ByteBuffer.allocateDirect(size));
                 FragmentHandler onAck = (buffer, offset, length, header) -> acked = buffer.getLong(offset);
                 long warm = bandwidth.warmup / size;
