@@ -363,9 +363,6 @@ final class Receiver {
         }
         consumed += n;
         ringConsumed += n;
-        if (shared != null) {
-            shared.consumed(ringConsumed);
-        }
         if (ringConsumed - creditSent >= link.ringSize / 2) {
             creditSent = ringConsumed;
             link.send(CreditMessage.encode(creditScratch, ringConsumed));

@@ -98,13 +98,8 @@ final class Sender {
         this.syncWhat = link.readTimeoutWhat("sync");
         this.direct = new OpCompletion(link);
         this.drained = () -> outstanding.get() == 0 || link.failure() != null;
-        this.ringSpace = () -> {
-            if (shared != null) {
-                sharedCredit();
-            }
-            return peerRingSize - (ringWritten - peerRingConsumed) > 0 || link.failure() != null
-                    || link.peerClosed();
-        };
+        this.ringSpace = () -> peerRingSize - (ringWritten - peerRingConsumed) > 0 || link.failure() != null
+                || link.peerClosed();
     }
 
     /**
@@ -177,17 +172,7 @@ final class Sender {
                 long free = peerRingSize - (ringWritten - peerRingConsumed);
                 if (free == 0) {
                     flushStaged();
-                    if (shared == null) {
-                        link.waiter.awaitFor(ringSpace, Waiter.UNTIMED, link.readTimeoutNanos, writeWhat);
-                        continue;
-                    }
-                    // the credit comes through the shared words while the reader reads: transport progress can wait
-                    link.sharedPolling(true);
-                    try {
-                        link.waiter.awaitFor(ringSpace, Waiter.UNTIMED, link.readTimeoutNanos, writeWhat);
-                    } finally {
-                        link.sharedPolling(false);
-                    }
+                    link.waiter.awaitFor(ringSpace, Waiter.UNTIMED, link.readTimeoutNanos, writeWhat);
                     continue;
                 }
                 int off = (int) (ringWritten % peerRingSize);
@@ -353,22 +338,6 @@ final class Sender {
     }
 
     // ---- events ------------------------------------------------------------------------------------------------
-
-    /**
-     * The credit the reader published in the shared ring's control words: taken if ahead of ours and not beyond what
-     * this side wrote (the word is the peer's to scribble on). By the writing thread.
-     */
-    private void sharedCredit() {
-        long c;
-        try {
-            c = shared.consumed();
-        } catch (IllegalStateException unmapped) {
-            return; // closed under a waiting writer: the wait ends on the close
-        }
-        if (c > peerRingConsumed && c <= ringWritten) {
-            peerRingConsumed = c;
-        }
-    }
 
     /** The reader's credit: it consumed this many ring bytes. */
     void onCredit(long ringConsumed) {

@@ -239,7 +239,7 @@ class InMemoryProvider implements RdmaProvider {
             if (!mapRings) {
                 return new RegisteredBuffer(buffer, region);
             }
-            ByteBuffer control = ByteBuffer.allocateDirect(SharedNotify.LENGTH);
+            ByteBuffer control = ByteBuffer.allocateDirect(128);
             controls.put(region.address(), control);
             return new RegisteredBuffer(buffer, region, control);
         }

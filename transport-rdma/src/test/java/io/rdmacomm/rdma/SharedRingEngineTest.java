@@ -138,27 +138,6 @@ class SharedRingEngineTest {
         assertTrue(ch.sends.get() - sendsBefore >= 100, "a reader that never polls needs DATA for every write");
     }
 
-    /**
-     * The reader's consumed word is the reader's to scribble on: a value beyond what the writer wrote is no credit,
-     * so a writer whose ring is full still waits (and times out) instead of overwriting unread bytes.
-     */
-    @Test
-    void aConsumedWordBeyondWhatWasWrittenIsNoCredit() throws Exception {
-        open("?ringSize=64k&readTimeout=300ms&busyPoll=10ms");
-        ByteBuffer fill = ByteBuffer.allocateDirect(64 * 1024);
-        client.write(fill);
-        client.sync();
-        for (ByteBuffer control : provider.controls.values()) {
-            control.order(ByteOrder.nativeOrder()).putLong(128, 1L << 40);
-        }
-        IOException e = assertThrows(IOException.class, () -> client.write(ByteBuffer.allocateDirect(8)));
-        assertTrue(e.getMessage().contains("credit"), e.getMessage());
-        // every byte written is still there to read, none overwritten
-        ByteBuffer got = ByteBuffer.allocateDirect(64 * 1024);
-        accepted.readFully(got);
-        assertEquals(fill.flip(), got.flip());
-    }
-
     /** The control words are the writer's to scribble on: an end beyond the reader's credit fails the connection. */
     @Test
     void aPublishedEndBeyondTheCreditFailsTheConnectionNamingIt() throws Exception {
