@@ -47,16 +47,6 @@ final class Link implements Waiter.Poller {
     private volatile Runnable watcher;
     private volatile Runnable eventHook;
     private volatile Runnable pollingEndedHook;
-    /**
-     * While a reader busy-polls the published end of a ring its writer maps (shared memory), the data needs no
-     * transport progress, so the node is progressed only once per {@link #SHARED_PROGRESS_EVERY} polls: the ring end
-     * is then checked several times as often, which is what a ping-pong waits on, while messages (the first DATA,
-     * CREDIT, CLOSE, other connections of the node) still move within a microsecond or so. Set and cleared by the
-     * reading thread; another thread polling the link may read it late, which only shifts when it progresses.
-     */
-    private boolean sharedPolling;
-    private int pollsSkipped;
-    static final int SHARED_PROGRESS_EVERY = 16;
     /** Completion of control messages: only a failure matters. */
     private final Completion failOnError = new Completion() {
         @Override
@@ -223,17 +213,7 @@ final class Link implements Waiter.Poller {
 
     @Override
     public boolean poll() {
-        if (sharedPolling && ++pollsSkipped < SHARED_PROGRESS_EVERY) {
-            return false;
-        }
-        pollsSkipped = 0;
         return node.poll();
-    }
-
-    /** The reading thread starts or stops busy-polling a shared ring's published end (see {@link #poll}). */
-    void sharedPolling(boolean polling) {
-        sharedPolling = polling;
-        pollsSkipped = 0;
     }
 
     @Override

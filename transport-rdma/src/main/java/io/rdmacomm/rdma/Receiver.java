@@ -163,7 +163,6 @@ final class Receiver {
                 if (shared != null && sharedPoller == null && link.waiter.spins()) {
                     sharedPoller = Thread.currentThread();
                     shared.polling(true);
-                    link.sharedPolling(true);
                 }
                 try {
                     deadline = link.waiter.awaitFor(readable, deadline, link.readTimeoutNanos, readWhat);
@@ -202,7 +201,6 @@ final class Receiver {
     void stopSharedPolling() {
         if (shared != null && sharedPoller == Thread.currentThread()) {
             sharedPoller = null;
-            link.sharedPolling(false);
             shared.polling(false);
             pollShared();
         }
