@@ -289,7 +289,7 @@ final class Dialer {
                 try {
                     n = in.read(b.array(), b.arrayOffset() + b.position(), b.remaining());
                 } catch (SocketTimeoutException e) {
-                    throw aborted.getAsBoolean() ? new AsynchronousCloseException() : timedOut(doing);
+                    throw timedOut(doing); // an abort meanwhile is told below
                 }
                 if (n < 0) {
                     return false;
@@ -310,11 +310,7 @@ final class Dialer {
     }
 
     private void waitUntilReady(String doing) throws IOException {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-            throw timedOut(doing);
-        }
-        selector.select(timeout == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(left) + 1);
+        selector.select(millisLeft(doing));
         selector.selectedKeys().clear();
         if (aborted.getAsBoolean()) {
             throw new AsynchronousCloseException();
