@@ -14,7 +14,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import org.HdrHistogram.Histogram;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import picocli.CommandLine.Command;
@@ -182,20 +181,8 @@ final class AeronBaseline {
                     Publication pings = aeron.addPublication(CHANNEL, PING_STREAM);
                     Subscription pongs = aeron.addSubscription(CHANNEL, PONG_STREAM)) {
                 awaitConnected(pings, pongs, "aeron-pong", dir);
-                PingPong rt = new PingPong(pings, pongs, (int) latency.size);
-                rt.roundTrip();
-                rt.checkLast();
-                Histogram histogram = Runs.newHistogram();
-                long[] window = latency.percentileWindow > 0 ? new long[latency.percentileWindow] : null;
-                Runs.Allocated allocated;
-                try (Progress progress = output.progress(spec.name(), latency.warmup + latency.iterations,
-                        "round trips")) {
-                    allocated = Runs.latency(rt, latency.warmup, latency.iterations, histogram, window, progress,
-                            meter);
-                }
-                LatencyResult result = LatencyResult.of(TRANSPORT, "busy-poll", "aeron:ipc?dir=" + dir,
-                        latency.size, latency.warmup, histogram, window, allocated);
-                output.print(spec, result, result.describe());
+                LatencyHarness.measure(spec, latency, output, meter, new PingPong(pings, pongs, (int) latency.size),
+                        TRANSPORT, "busy-poll", "aeron:ipc?dir=" + dir);
             }
             return 0;
         }

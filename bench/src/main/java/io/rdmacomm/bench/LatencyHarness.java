@@ -37,21 +37,30 @@ abstract class LatencyHarness implements Callable<Integer> {
         AllocationMeter meter = AllocationMeter.create();
         try (Measured<? extends RoundTrip> measured = connect(endpoint, (int) latency.size)) {
             measured.start().run();
-            RoundTrip rt = measured.subject();
-            rt.roundTrip();
-            rt.checkLast();
-            Histogram histogram = Runs.newHistogram();
-            long[] window = latency.percentileWindow > 0 ? new long[latency.percentileWindow] : null;
-            Runs.Allocated allocated;
-            try (Progress progress = output.progress(spec.name(), latency.warmup + latency.iterations,
-                    "round trips")) {
-                allocated = Runs.latency(rt, latency.warmup, latency.iterations, histogram, window, progress, meter,
-                        latency.pauseFile == null ? null : Runs.Pause.file(latency.pauseFile));
-            }
-            LatencyResult result = LatencyResult.of(measured.transport(), measured.mode(), measured.endpoint(),
-                    latency.size, latency.warmup, histogram, window, allocated);
-            output.print(spec, result, result.describe());
+            measure(spec, latency, output, meter, measured.subject(), measured.transport(), measured.mode(),
+                    measured.endpoint());
         }
         return 0;
+    }
+
+    /**
+     * What a latency command does once connected, for the harness's commands and for baselines that are not
+     * reached through an {@link Endpoint} (aeron-latency): one round trip checked, the warm-up and the measured round
+     * trips as {@code latency} says, the {@link LatencyResult} printed as {@code output} says.
+     */
+    static void measure(CommandSpec spec, Options.Latency latency, Options.Output output, AllocationMeter meter,
+            RoundTrip rt, String transport, String mode, String endpoint) throws IOException {
+        rt.roundTrip();
+        rt.checkLast();
+        Histogram histogram = Runs.newHistogram();
+        long[] window = latency.percentileWindow > 0 ? new long[latency.percentileWindow] : null;
+        Runs.Allocated allocated;
+        try (Progress progress = output.progress(spec.name(), latency.warmup + latency.iterations, "round trips")) {
+            allocated = Runs.latency(rt, latency.warmup, latency.iterations, histogram, window, progress, meter,
+                    latency.pauseFile == null ? null : Runs.Pause.file(latency.pauseFile));
+        }
+        LatencyResult result = LatencyResult.of(transport, mode, endpoint, latency.size, latency.warmup, histogram,
+                window, allocated);
+        output.print(spec, result, result.describe());
     }
 }
