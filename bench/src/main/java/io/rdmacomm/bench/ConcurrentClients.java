@@ -93,8 +93,10 @@ public final class ConcurrentClients {
             for (int t = 0; t < threads; t++) {
                 int first = t;
                 phase.add(pool.submit(() -> {
+                    ByteBuffer out = ByteBuffer.allocateDirect(size);
+                    ByteBuffer in = ByteBuffer.allocateDirect(size);
                     for (int i = first; i < total && System.nanoTime() - deadline < 0; i += threads) {
-                        if (!warmOne(endpoint, size, i)) {
+                        if (!warmOne(endpoint, out, in, i)) {
                             warmFailed.incrementAndGet();
                         }
                     }
@@ -238,15 +240,16 @@ public final class ConcurrentClients {
     }
 
     /** Waits for a line on standard input, at most until the deadline. */
-    /** Opens a connection, checks the echo of one message of {@code size} bytes and closes it; false if it failed. */
-    private static boolean warmOne(String endpoint, int size, int i) {
-        ByteBuffer out = ByteBuffer.allocateDirect(size);
-        ByteBuffer in = ByteBuffer.allocateDirect(size);
+    /**
+     * Opens a connection, checks the echo of one message (the size of {@code out}, the thread's buffers) and closes
+     * it; false if it failed.
+     */
+    private static boolean warmOne(String endpoint, ByteBuffer out, ByteBuffer in, int i) {
         try (Client c = open(endpoint)) {
             fill(out, i, 0);
             c.write(out);
             fill(out, i, 0);
-            c.readFully(in);
+            c.readFully(in.clear());
             return in.flip().equals(out);
         } catch (Exception e) {
             return false;
