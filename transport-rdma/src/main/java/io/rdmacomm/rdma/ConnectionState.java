@@ -19,7 +19,7 @@ import java.time.Duration;
  * closed, peer's end of stream), the waiter every blocking call of the connection waits with, the zero-copy
  * registration cache, and sending control messages.
  */
-final class Link implements Waiter.Poller {
+final class ConnectionState implements Waiter.Poller {
     final Endpoint endpoint;
     /** This side's receive ring; a connection agrees on one size for both rings in its bootstrap. */
     volatile int ringSize;
@@ -59,7 +59,7 @@ final class Link implements Waiter.Poller {
         }
     };
 
-    Link(Endpoint endpoint) {
+    ConnectionState(Endpoint endpoint) {
         this.endpoint = endpoint;
         this.ringSize = endpoint.intSize(EndpointOption.RING_SIZE);
         this.zeroCopyThreshold = endpoint.intSize(EndpointOption.ZERO_COPY_THRESHOLD);
