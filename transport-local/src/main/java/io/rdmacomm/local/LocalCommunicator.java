@@ -1,4 +1,4 @@
-package io.rdmacomm.testkit.local;
+package io.rdmacomm.local;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Endpoint;

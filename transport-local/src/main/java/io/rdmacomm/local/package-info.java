@@ -4,4 +4,4 @@
  * one-sided remote memory served in the caller's thread. For tests of code that embeds a communicator, and as
  * the reference transport the contract kit is checked against.
  */
-package io.rdmacomm.testkit.local;
+package io.rdmacomm.local;

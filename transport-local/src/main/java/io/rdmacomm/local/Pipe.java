@@ -1,4 +1,4 @@
-package io.rdmacomm.testkit.local;
+package io.rdmacomm.local;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;

@@ -1,4 +1,4 @@
-package io.rdmacomm.testkit.local;
+package io.rdmacomm.local;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
