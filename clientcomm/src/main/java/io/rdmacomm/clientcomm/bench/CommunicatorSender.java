@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.session.SessionProtocol;
@@ -9,16 +9,16 @@ import java.nio.ByteBuffer;
  * Streams into a servercomm SINK session; the acknowledgement is the session protocol's sink ack. With
  * {@code syncEvery} N > 0 it syncs after every N writes (a message-rate run: each batch handed to the peer).
  */
-final class CommunicatorSender implements BulkSender {
+public final class CommunicatorSender implements BulkSender {
     private final Communicator peer;
     private final long syncEvery;
     private long unsynced;
 
-    CommunicatorSender(Communicator peer) {
+    public CommunicatorSender(Communicator peer) {
         this(peer, 0);
     }
 
-    CommunicatorSender(Communicator peer, long syncEvery) {
+    public CommunicatorSender(Communicator peer, long syncEvery) {
         this.peer = peer;
         this.syncEvery = syncEvery;
     }

@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import io.rdmacomm.api.Endpoint;
 import java.io.IOException;
@@ -13,22 +13,22 @@ import picocli.CommandLine.Spec;
  * measure ({@link Runs#latency}), print the {@link LatencyResult} as text or JSON. A command only says what it
  * measures ({@link #connect}), so ours and the baselines are measured the same way.
  */
-abstract class LatencyHarness implements Callable<Integer> {
+public abstract class LatencyHarness implements Callable<Integer> {
     @Spec
-    CommandSpec spec;
+    public CommandSpec spec;
 
     @Mixin
-    Options.Latency latency;
+    public Options.Latency latency;
 
     @Mixin
-    Options.Output output;
+    public Options.Output output;
 
     /**
      * Connects to {@code endpoint} for round trips of {@code size} bytes; if it fails, nothing stays open.
      *
      * @throws picocli.CommandLine.ParameterException if the endpoint does not suit the command
      */
-    abstract Measured<? extends RoundTrip> connect(Endpoint endpoint, int size) throws IOException;
+    protected abstract Measured<? extends RoundTrip> connect(Endpoint endpoint, int size) throws IOException;
 
     @Override
     public final Integer call() throws Exception {
@@ -48,7 +48,7 @@ abstract class LatencyHarness implements Callable<Integer> {
      * reached through an {@link Endpoint} (aeron-latency): one round trip checked, the warm-up and the measured round
      * trips as {@code latency} says, the {@link LatencyResult} printed as {@code output} says.
      */
-    static void measure(CommandSpec spec, Options.Latency latency, Options.Output output, AllocationMeter meter,
+    public static void measure(CommandSpec spec, Options.Latency latency, Options.Output output, AllocationMeter meter,
             RoundTrip rt, String transport, String mode, String endpoint) throws IOException {
         rt.roundTrip();
         rt.checkLast();

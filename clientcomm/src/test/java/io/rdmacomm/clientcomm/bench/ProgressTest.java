@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import java.lang.management.ManagementFactory;
 
@@ -7,7 +7,7 @@ import java.lang.management.ManagementFactory;
  * ({@link com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes()}). Reading the counter may itself
  * allocate a little; {@link #overhead()} measures that once so a measured span can subtract it.
  */
-final class AllocationMeter {
+public final class AllocationMeter {
     private final com.sun.management.ThreadMXBean threads;
     private final long overhead;
 
@@ -27,7 +27,7 @@ final class AllocationMeter {
      *
      * @throws UnsupportedOperationException if the JVM does not count allocation per thread
      */
-    static AllocationMeter create() {
+    public static AllocationMeter create() {
         if (!(ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean threads)
                 || !threads.isThreadAllocatedMemorySupported()) {
             throw new UnsupportedOperationException("this JVM (" + System.getProperty("java.vm.name")
@@ -40,7 +40,7 @@ final class AllocationMeter {
     }
 
     /** The current thread's allocation counter in bytes. */
-    long allocatedBytes() {
+    public long allocatedBytes() {
         return threads.getCurrentThreadAllocatedBytes();
     }
 
@@ -48,7 +48,7 @@ final class AllocationMeter {
      * Bytes allocated in the heap by all threads of this JVM since it started, terminated ones included
      * ({@link com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes()}), or -1 where it is not counted.
      */
-    long processAllocatedBytes() {
+    public long processAllocatedBytes() {
         if (TOTAL != null) {
             try {
                 return (long) TOTAL.invoke(threads);
@@ -79,12 +79,12 @@ final class AllocationMeter {
     }
 
     /** What one {@link #allocatedBytes()} call adds to the counter, to subtract from a measured span. */
-    long overhead() {
+    public long overhead() {
         return overhead;
     }
 
     /** Bytes allocated between two readings, less the cost of the reading, never negative. */
-    long between(long before, long after) {
+    public long between(long before, long after) {
         return Math.max(0, after - before - overhead);
     }
 }

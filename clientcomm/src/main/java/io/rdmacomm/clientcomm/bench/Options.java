@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
@@ -13,57 +13,57 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine;
 
 /** Options shared by the bench and baseline commands, validated in one place. */
-final class Options {
+public final class Options {
     /** The largest message or write size: buffers are direct {@code ByteBuffer}s. */
-    static final long MAX_SIZE = 1L << 30;
+    public static final long MAX_SIZE = 1L << 30;
 
     private Options() {
     }
 
     /** {@code --json} and {@code --quiet}. */
-    static final class Output {
+    public static final class Output {
         @Option(names = "--json", description = "print one JSON object per result on stdout, no progress")
-        boolean json;
+        public boolean json;
 
         @Option(names = {"-q", "--quiet"}, description = "no progress on stderr")
-        boolean quiet;
+        public boolean quiet;
 
-        Progress progress(String what, long total, String unit) {
+        public Progress progress(String what, long total, String unit) {
             return json || quiet ? Progress.silent() : Progress.start(what, total, unit, System.err);
         }
 
-        void print(CommandSpec spec, Object result, String text) {
+        public void print(CommandSpec spec, Object result, String text) {
             spec.commandLine().getOut().println(json ? Json.write(result) : text);
             spec.commandLine().getOut().flush();
         }
     }
 
     /** {@code --size}, {@code --iterations}, {@code --warmup}. */
-    static final class Latency {
+    public static final class Latency {
         @Option(names = {"-s", "--size"}, paramLabel = "SIZE", defaultValue = "8", converter = Cli.SizeConverter.class,
                 description = "message size each way, e.g. 8, 64k (default: ${DEFAULT-VALUE})")
-        long size;
+        public long size;
 
         @Option(names = {"-n", "--iterations"}, paramLabel = "N", defaultValue = "100000",
                 description = "measured round trips (default: ${DEFAULT-VALUE})")
-        long iterations;
+        public long iterations;
 
         @Option(names = {"-w", "--warmup"}, paramLabel = "N", defaultValue = "20000",
                 description = "round trips before measuring, for the JIT (default: ${DEFAULT-VALUE})")
-        long warmup;
+        public long warmup;
 
         @Option(names = "--percentile-window", paramLabel = "N", defaultValue = "0",
                 description = "percentiles over the last N measured round trips only, as ucx_perftest computes "
                     + "them over its last 2048 (0: over all; the mean is always over all) (default: ${DEFAULT-VALUE})")
-        int percentileWindow;
+        public int percentileWindow;
 
         @Option(names = "--pause-file", paramLabel = "PATH",
                 description = "after the warm-up and again after the measured round trips, create PATH and wait "
                     + "until it is deleted: a script reads the server's allocation then (bench/compare's allocation "
                     + "rows); the pause is outside the measured span")
-        java.nio.file.Path pauseFile;
+        public java.nio.file.Path pauseFile;
 
-        void validate(CommandSpec spec) {
+        public void validate(CommandSpec spec) {
             checkSize(spec, "--size", size);
             check(spec, iterations >= 1, "--iterations must be at least 1, got " + iterations);
             check(spec, percentileWindow >= 0, "--percentile-window must not be negative, got " + percentileWindow);
@@ -72,22 +72,22 @@ final class Options {
     }
 
     /** {@code --size}, {@code --total}. */
-    static final class Bandwidth {
+    public static final class Bandwidth {
         @Option(names = {"-s", "--size"}, paramLabel = "SIZE", defaultValue = "1m", converter = Cli.SizeConverter.class,
                 description = "bytes per write, e.g. 64k, 1m (default: ${DEFAULT-VALUE})")
-        long size;
+        public long size;
 
         @Option(names = {"-t", "--total"}, paramLabel = "BYTES", defaultValue = "1g",
                 converter = Cli.SizeConverter.class,
                 description = "bytes to stream, e.g. 512m, 4g (default: ${DEFAULT-VALUE})")
-        long total;
+        public long total;
 
         @Option(names = "--warmup", paramLabel = "BYTES", defaultValue = "0", converter = Cli.SizeConverter.class,
                 description = "bytes to stream first, untimed, on the same connection: the JIT compiles the path "
                     + "before the timed BYTES (default: ${DEFAULT-VALUE})")
-        long warmup;
+        public long warmup;
 
-        void validate(CommandSpec spec) {
+        public void validate(CommandSpec spec) {
             checkSize(spec, "--size", size);
             check(spec, total >= 1, "--total must be at least 1 byte, got " + total);
             check(spec, warmup >= 0, "--warmup must not be negative, got " + warmup);
@@ -100,19 +100,19 @@ final class Options {
      *
      * @throws CommandLine.ParameterException with {@code message}, a usage error
      */
-    static void check(CommandSpec spec, boolean ok, String message) {
+    public static void check(CommandSpec spec, boolean ok, String message) {
         if (!ok) {
             throw new CommandLine.ParameterException(spec.commandLine(), message);
         }
     }
 
-    static void checkSize(CommandSpec spec, String name, long size) {
+    public static void checkSize(CommandSpec spec, String name, long size) {
         check(spec, size >= 1 && size <= MAX_SIZE, name + " must be between 1 and " + Units.formatSize(MAX_SIZE)
                 + " bytes, got " + size);
     }
 
     /** The socket address of a {@code tcp://} endpoint, for the raw baselines. */
-    static InetSocketAddress rawAddress(CommandSpec spec, Endpoint endpoint) {
+    public static InetSocketAddress rawAddress(CommandSpec spec, Endpoint endpoint) {
         check(spec, endpoint.scheme().equals("tcp"), "the raw baselines use plain TCP sockets: give a tcp://"
                 + " endpoint, got " + endpoint);
         return endpoint.socketAddress();
@@ -122,7 +122,7 @@ final class Options {
      * The socket address of an {@code rdma://host:port} endpoint, for the raw JUCX baseline, which always
      * busy-polls and takes no endpoint options but {@code connectTimeout}.
      */
-    static InetSocketAddress rawUcxAddress(CommandSpec spec, Endpoint endpoint) {
+    public static InetSocketAddress rawUcxAddress(CommandSpec spec, Endpoint endpoint) {
         check(spec, endpoint.scheme().equals("rdma"), "the raw JUCX baseline listens and connects through UCX:"
                 + " give an rdma:// endpoint, got " + endpoint);
         for (EndpointOption option : EndpointOption.values()) {
@@ -134,7 +134,7 @@ final class Options {
     }
 
     /** "busy-poll" when the endpoint spins before parking its reads, else "blocking". */
-    static String mode(Endpoint endpoint) {
+    public static String mode(Endpoint endpoint) {
         return endpoint.isSet(EndpointOption.BUSY_POLL) && !endpoint.duration(EndpointOption.BUSY_POLL).isZero()
                 ? "busy-poll" : "blocking";
     }
@@ -145,7 +145,7 @@ final class Options {
      *
      * @throws CommandLine.ParameterException if none names one
      */
-    static Endpoint endpoint(CommandSpec spec) {
+    public static Endpoint endpoint(CommandSpec spec) {
         for (CommandSpec s = spec.parent(); s != null; s = s.parent()) {
             OptionSpec option = s.findOption("--endpoint");
             if (option != null && option.getValue() instanceof Endpoint e) {
@@ -156,16 +156,16 @@ final class Options {
     }
 
     /** A choice among a few values, each with the word the command line uses for it. */
-    interface Labelled {
+    public interface Labelled {
         String label();
     }
 
     /** Converts a label to its enum constant; anything else is refused naming the choices. */
-    abstract static class LabelConverter<E extends Enum<E> & Labelled> implements CommandLine.ITypeConverter<E> {
+    public abstract static class LabelConverter<E extends Enum<E> & Labelled> implements CommandLine.ITypeConverter<E> {
         private final Class<E> type;
         private final String what;
 
-        LabelConverter(Class<E> type, String what) {
+        public LabelConverter(Class<E> type, String what) {
             this.type = type;
             this.what = what;
         }

@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
@@ -15,7 +15,8 @@ import picocli.CommandLine.Option;
 /**
  * {@code clientcomm bench}: the benchmarks of our communicators, against servercomm's ECHO and SINK sessions on any
  * endpoint. It takes the endpoint from {@code clientcomm --endpoint} unless given its own. The raw baselines these
- * figures are compared with are not part of the client: they run from {@link BaselineMain}.
+ * figures are compared with are not part of the client: they run from {@code io.rdmacomm.bench.BaselineMain} (module
+ * {@code bench}, {@code bench/baseline}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
         description = {
@@ -37,7 +38,7 @@ public final class BenchCommand {
                     + "the endpoint (of client and server) to spin instead of sleeping in reads."})
     static final class Latency extends LatencyHarness {
         @Override
-        Measured<CommunicatorRoundTrip> connect(Endpoint endpoint, int size) throws IOException {
+        protected Measured<CommunicatorRoundTrip> connect(Endpoint endpoint, int size) throws IOException {
             Communicator peer = Communicators.connect(endpoint.toString());
             return ours(endpoint, peer, SessionRequest.echo(), new CommunicatorRoundTrip(peer, size));
         }
@@ -55,7 +56,7 @@ public final class BenchCommand {
         long syncEvery;
 
         @Override
-        Measured<CommunicatorSender> connect(Endpoint endpoint, int size, long total) throws IOException {
+        protected Measured<CommunicatorSender> connect(Endpoint endpoint, int size, long total) throws IOException {
             Options.check(spec, syncEvery >= 0, "--sync-every must not be negative, got " + syncEvery);
             Communicator peer = Communicators.connect(endpoint.toString());
             return ours(endpoint, peer, SessionRequest.sink(total), new CommunicatorSender(peer, syncEvery));

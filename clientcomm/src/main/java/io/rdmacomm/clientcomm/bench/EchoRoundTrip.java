@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import io.rdmacomm.api.CommunicatorException;
 import java.nio.ByteBuffer;
@@ -7,19 +7,19 @@ import java.nio.ByteBuffer;
  * A round trip whose message comes back: {@link #out} holds a pattern, {@link #in} receives the echo, both direct
  * and reused for every call.
  */
-abstract class EchoRoundTrip implements RoundTrip {
-    final ByteBuffer out;
-    final ByteBuffer in;
+public abstract class EchoRoundTrip implements RoundTrip {
+    public final ByteBuffer out;
+    public final ByteBuffer in;
     private final String peer;
 
-    EchoRoundTrip(String peer, int size) {
+    public EchoRoundTrip(String peer, int size) {
         this.peer = peer;
         this.out = Messages.pattern(size);
         this.in = ByteBuffer.allocateDirect(size);
     }
 
     /** Whether the last echo held the bytes sent; call outside the measured loop. */
-    final boolean lastEchoMatches() {
+    public final boolean lastEchoMatches() {
         return Messages.sameContent(out, in);
     }
 

@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import io.rdmacomm.api.Endpoint;
 import java.io.IOException;
@@ -12,15 +12,15 @@ import picocli.CommandLine.Spec;
  * pattern buffer, timing the total to the receiver's acknowledgement ({@link Runs#bandwidth}), print the {@link BandwidthResult} as text or JSON.
  * A command only says where the bytes go ({@link #connect}).
  */
-abstract class BandwidthHarness implements Callable<Integer> {
+public abstract class BandwidthHarness implements Callable<Integer> {
     @Spec
-    CommandSpec spec;
+    public CommandSpec spec;
 
     @Mixin
-    Options.Bandwidth bandwidth;
+    public Options.Bandwidth bandwidth;
 
     @Mixin
-    Options.Output output;
+    public Options.Output output;
 
     /**
      * Connects to {@code endpoint} for a run of {@code total} bytes in writes of {@code size}; if it fails, nothing
@@ -28,7 +28,8 @@ abstract class BandwidthHarness implements Callable<Integer> {
      *
      * @throws picocli.CommandLine.ParameterException if the endpoint does not suit the command
      */
-    abstract Measured<? extends BulkSender> connect(Endpoint endpoint, int size, long total) throws IOException;
+    protected abstract Measured<? extends BulkSender> connect(Endpoint endpoint, int size, long total)
+            throws IOException;
 
     @Override
     public final Integer call() throws Exception {

@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import java.util.Locale;
 
@@ -12,17 +12,17 @@ import java.util.Locale;
  * @param gbPerS {@code totalBytes / seconds / 10^9}
  * @param messagesPerS writes (messages) of {@code size} per second: {@code ceil(totalBytes / size) / seconds}
  */
-record BandwidthResult(String transport, String test, String mode, String endpoint, long size, long totalBytes,
+public record BandwidthResult(String transport, String test, String mode, String endpoint, long size, long totalBytes,
         long warmupBytes, double seconds, double gbPerS, double messagesPerS) {
 
-    static final String TEST = "bandwidth";
+    public static final String TEST = "bandwidth";
 
-    static BandwidthResult of(String transport, String mode, String endpoint, long size, long totalBytes,
+    public static BandwidthResult of(String transport, String mode, String endpoint, long size, long totalBytes,
             long nanos) {
         return of(transport, mode, endpoint, size, totalBytes, 0, nanos);
     }
 
-    static BandwidthResult of(String transport, String mode, String endpoint, long size, long totalBytes,
+    public static BandwidthResult of(String transport, String mode, String endpoint, long size, long totalBytes,
             long warmupBytes, long nanos) {
         if (nanos <= 0) {
             throw new IllegalArgumentException("elapsed time must be positive, got " + nanos + " ns");
@@ -32,7 +32,7 @@ record BandwidthResult(String transport, String test, String mode, String endpoi
                 totalBytes / seconds / 1e9, ((totalBytes + size - 1) / size) / seconds);
     }
 
-    String describe() {
+    public String describe() {
         return String.format(Locale.ROOT, "%s %s bandwidth, %d B writes, %d bytes in %.3f s after %d untimed (%s)"
                 + "%n%.3f GB/s", transport, mode, size, totalBytes, seconds, warmupBytes, endpoint, gbPerS);
     }

@@ -1,13 +1,13 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import io.rdmacomm.api.Communicator;
 import java.io.IOException;
 
 /** A round trip through a communicator in an ECHO session: write, sync, read the echo back whole. */
-final class CommunicatorRoundTrip extends EchoRoundTrip {
+public final class CommunicatorRoundTrip extends EchoRoundTrip {
     private final Communicator peer;
 
-    CommunicatorRoundTrip(Communicator peer, int size) {
+    public CommunicatorRoundTrip(Communicator peer, int size) {
         super(peer.peerName(), size);
         this.peer = peer;
     }

@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import java.util.Locale;
 import org.HdrHistogram.Histogram;
@@ -22,15 +22,15 @@ import org.HdrHistogram.Histogram;
  * @param processAllocatedBytesPerRoundTrip bytes allocated by all threads of the measuring JVM during the measured
  *     loop, divided by {@code iterations} (-1: not counted by this JVM)
  */
-record LatencyResult(String transport, String test, String mode, String endpoint, long size, long warmup,
+public record LatencyResult(String transport, String test, String mode, String endpoint, long size, long warmup,
         long iterations, long percentileSamples, double p50Us, double p90Us, double p99Us, double p999Us,
         double maxUs, double p50AllUs, double meanUs, double allocatedBytesPerRoundTrip,
         double processAllocatedBytesPerRoundTrip) {
 
-    static final String TEST = "latency";
+    public static final String TEST = "latency";
 
     /** The result of a run whose round trips (in nanoseconds) are in {@code histogram}. */
-    static LatencyResult of(String transport, String mode, String endpoint, long size, long warmup,
+    public static LatencyResult of(String transport, String mode, String endpoint, long size, long warmup,
             Histogram histogram, long allocatedBytes) {
         return of(transport, mode, endpoint, size, warmup, histogram, null, new Runs.Allocated(allocatedBytes, -1));
     }
@@ -40,7 +40,7 @@ record LatencyResult(String transport, String test, String mode, String endpoint
      * last round trips, {@link Runs#latency(RoundTrip, long, long, Histogram, long[], Progress, AllocationMeter)}),
      * the percentiles are over those alone.
      */
-    static LatencyResult of(String transport, String mode, String endpoint, long size, long warmup,
+    public static LatencyResult of(String transport, String mode, String endpoint, long size, long warmup,
             Histogram histogram, long[] window, Runs.Allocated allocated) {
         long n = histogram.getTotalCount();
         if (n == 0) {
@@ -66,7 +66,7 @@ record LatencyResult(String transport, String test, String mode, String endpoint
     }
 
     /** The result for people, two lines. */
-    String describe() {
+    public String describe() {
         return String.format(Locale.ROOT, "%s %s latency, %d B messages, %d round trips after %d warm-up (%s)%n"
                 + "round trip us, over the last %d: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f"
                 + "  (over all: p50 %.2f, mean %.2f)%n"

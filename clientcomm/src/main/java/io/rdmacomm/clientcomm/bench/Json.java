@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -6,14 +6,14 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import java.io.UncheckedIOException;
 
 /** The JSON form of results: one object per line, snake_case field names. */
-final class Json {
-    static final ObjectMapper MAPPER = new ObjectMapper()
+public final class Json {
+    public static final ObjectMapper MAPPER = new ObjectMapper()
             .setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE);
 
     private Json() {
     }
 
-    static String write(Object value) {
+    public static String write(Object value) {
         try {
             return MAPPER.writeValueAsString(value);
         } catch (JsonProcessingException e) {

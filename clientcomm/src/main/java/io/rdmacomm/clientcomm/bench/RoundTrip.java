@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import java.io.IOException;
 
@@ -6,7 +6,7 @@ import java.io.IOException;
  * One measured exchange over buffers prepared once, typically a ping-pong: send a message, wait for it to come back
  * whole. Implementations must not allocate per call, since the latency loop measures allocation around them.
  */
-interface RoundTrip {
+public interface RoundTrip {
     void roundTrip() throws IOException;
 
     /**

@@ -1,13 +1,13 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.HdrHistogram.Histogram;
 
 /** The measured loops. Everything they touch per iteration is allocated before they start. */
-final class Runs {
+public final class Runs {
     /** Round trips above this (in ns) are recorded as this; the histogram never resizes in the loop. */
-    static final long HIGHEST_NANOS = 60_000_000_000L;
+    public static final long HIGHEST_NANOS = 60_000_000_000L;
     private static final int SIGNIFICANT_DIGITS = 3;
     /** Progress is published every this many iterations (a power of two, tested with a mask). */
     private static final int PROGRESS_EVERY = 1024;
@@ -18,7 +18,7 @@ final class Runs {
     }
 
     /** A histogram for round trips in nanoseconds that covers up to {@link #HIGHEST_NANOS} without resizing. */
-    static Histogram newHistogram() {
+    public static Histogram newHistogram() {
         return new Histogram(HIGHEST_NANOS, SIGNIFICANT_DIGITS);
     }
 
@@ -29,7 +29,7 @@ final class Runs {
      * sites and compiling the whole method (not only an on-stack replacement of its loop), which allocate, happen
      * before the allocation counter is read.
      */
-    static long latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, Progress progress,
+    public static long latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, Progress progress,
             AllocationMeter meter) throws IOException {
         return latency(rt, warmup, iterations, histogram, null, progress, meter).thread();
     }
@@ -38,7 +38,7 @@ final class Runs {
      * Bytes allocated during the measured round trips: by the measuring thread, and by all threads of this JVM
      * (-1 where the JVM does not count that).
      */
-    record Allocated(long thread, long process) {
+    public record Allocated(long thread, long process) {
     }
 
     /**
@@ -47,7 +47,7 @@ final class Runs {
      * with the last {@code min(window.length, iterations)} of them (oldest overwritten first): the samples
      * ucx_perftest computes its percentiles from (the last 2048 of its iterations).
      */
-    static Allocated latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, long[] window,
+    public static Allocated latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, long[] window,
             Progress progress, AllocationMeter meter) throws IOException {
         return latency(rt, warmup, iterations, histogram, window, progress, meter, null);
     }
@@ -56,7 +56,7 @@ final class Runs {
      * As above; {@code pause}, when not null, is awaited after the warm-up (before the allocation counters are read)
      * and after the measured round trips (after they are read), outside the measured span.
      */
-    static Allocated latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, long[] window,
+    public static Allocated latency(RoundTrip rt, long warmup, long iterations, Histogram histogram, long[] window,
             Progress progress, AllocationMeter meter, Pause pause) throws IOException {
         for (long done = 0; done < warmup; done += WARMUP_CHUNK) {
             measured(rt, done, Math.min(WARMUP_CHUNK, warmup - done), histogram, null, progress);
@@ -79,7 +79,7 @@ final class Runs {
     }
 
     /** A pause between the phases of a latency run: {@code phase} is "warm" or "done". */
-    interface Pause {
+    public interface Pause {
         void await(String phase) throws IOException;
 
         /** Creates {@code file} holding the phase and waits until something deletes it. */
@@ -122,7 +122,8 @@ final class Runs {
      *
      * @throws java.io.IOException if the receiver acknowledges another count than {@code total}
      */
-    static long bandwidth(BulkSender sender, ByteBuffer buffer, long total, Progress progress) throws IOException {
+    public static long bandwidth(BulkSender sender, ByteBuffer buffer, long total, Progress progress)
+            throws IOException {
         return bandwidth(sender, buffer, 0, total, progress);
     }
 
@@ -131,7 +132,7 @@ final class Runs {
      * receiver's acknowledgement of all {@code warmup + total} (a warm-up still in flight when the clock starts is
      * at most the transport's buffering, counted against the timed part).
      */
-    static long bandwidth(BulkSender sender, ByteBuffer buffer, long warmup, long total, Progress progress)
+    public static long bandwidth(BulkSender sender, ByteBuffer buffer, long warmup, long total, Progress progress)
             throws IOException {
         int size = buffer.capacity();
         long all = warmup + total;

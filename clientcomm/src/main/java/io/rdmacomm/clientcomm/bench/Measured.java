@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import java.io.IOException;
 
@@ -12,16 +12,16 @@ import java.io.IOException;
  * @param endpoint the endpoint measured, with the options it was given (e.g. {@code provider=}, {@code busyPoll=})
  * @param start run by the harness before measuring: ours opens its servercomm session there
  */
-record Measured<T>(T subject, String transport, String mode, String endpoint, AutoCloseable connection,
+public record Measured<T>(T subject, String transport, String mode, String endpoint, AutoCloseable connection,
         Start start) implements AutoCloseable {
 
     /** The step between connecting and measuring. */
-    interface Start {
+    public interface Start {
         void run() throws IOException;
     }
 
     /** A connection that is ready to measure as it is. */
-    Measured(T subject, String transport, String mode, String endpoint, AutoCloseable connection) {
+    public Measured(T subject, String transport, String mode, String endpoint, AutoCloseable connection) {
         this(subject, transport, mode, endpoint, connection, () -> { });
     }
 

@@ -1,10 +1,10 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /** The sending side of a bandwidth run: writes every byte, then waits for the receiver to confirm them all. */
-interface BulkSender {
+public interface BulkSender {
     /** Takes all remaining bytes of {@code src}. */
     void write(ByteBuffer src) throws IOException;
 

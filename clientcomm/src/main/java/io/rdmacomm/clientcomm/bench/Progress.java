@@ -1,4 +1,4 @@
-package io.rdmacomm.bench;
+package io.rdmacomm.clientcomm.bench;
 
 import java.io.PrintStream;
 import java.util.concurrent.CountDownLatch;
@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
  * Progress of a long run on stderr, printed about once a second by its own thread so the measured loop only
  * stores a counter (and allocates nothing). {@link #silent()} prints nothing and starts no thread.
  */
-class Progress implements AutoCloseable {
+public class Progress implements AutoCloseable {
     private static final long PERIOD_MS = 1000;
 
     private volatile long done;
@@ -17,21 +17,21 @@ class Progress implements AutoCloseable {
     }
 
     /** A progress that prints nothing. */
-    static Progress silent() {
+    public static Progress silent() {
         return new Progress();
     }
 
     /** Starts printing "{@code what}: done/total unit (percent)" to {@code out} until {@link #close()}. */
-    static Progress start(String what, long total, String unit, PrintStream out) {
+    public static Progress start(String what, long total, String unit, PrintStream out) {
         return new Printing(what, total, unit, out);
     }
 
     /** Records how much is done; cheap enough for a measured loop (one volatile store). */
-    final void update(long value) {
+    public final void update(long value) {
         done = value;
     }
 
-    final long done() {
+    public final long done() {
         return done;
     }
 
@@ -43,7 +43,7 @@ class Progress implements AutoCloseable {
         private final CountDownLatch closed = new CountDownLatch(1);
         private final Thread thread;
 
-        Printing(String what, long total, String unit, PrintStream out) {
+        public Printing(String what, long total, String unit, PrintStream out) {
             thread = new Thread(() -> {
                 try {
                     while (!closed.await(PERIOD_MS, TimeUnit.MILLISECONDS)) {
