@@ -46,7 +46,8 @@ public final class AllocationMeter {
 
     /**
      * Bytes allocated in the heap by all threads of this JVM since it started, terminated ones included
-     * ({@link com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes()}), or -1 where it is not counted.
+     * ({@code com.sun.management.ThreadMXBean.getTotalThreadAllocatedBytes()}, JDK 21+), or -1 where it is not
+     * counted.
      */
     public long processAllocatedBytes() {
         if (TOTAL != null) {
