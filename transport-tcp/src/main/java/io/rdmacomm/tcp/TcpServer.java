@@ -3,13 +3,9 @@ package io.rdmacomm.tcp;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.support.AcceptGuard;
-import io.rdmacomm.api.support.DescriptorBudget;
 import io.rdmacomm.api.support.RateLimitedLog;
 import java.io.IOException;
-import java.io.InterruptedIOException;
-import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
-import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
@@ -20,7 +16,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.UnaryOperator;
@@ -42,9 +37,10 @@ import org.slf4j.LoggerFactory;
  * until a slot frees. Each peer is dropped at its {@code handshakeTimeout} anyway.
  * <li>When the process runs out of descriptors, accepting backs off and retries ({@link AcceptGuard}); silent peers
  * are dropped to make room for waiting ones, and for a while fewer peers are held in handshake, so that
- * {@link #HEADROOM} descriptors stay free for the application to set up the connections it accepts.
- * <li>At most {@link #READY_MAX} handshaken peers wait for {@link #accept()}; then the thread stops accepting, leaving
- * further peers in the listen queue until the application accepts.
+ * {@link DescriptorPressure#HEADROOM} descriptors stay free for the application to set up the connections it
+ * accepts.
+ * <li>At most {@link #READY_MAX} handshaken peers wait for {@link #accept()} ({@link ReadyPeers}); then the thread
+ * stops accepting, leaving further peers in the listen queue until the application accepts.
  * </ul>
  * A failure with one peer drops that peer only, and a failure of the loop itself is retried after a short pause: the
  * thread ends only when the server is closed. Lines about dropped peers and failed accepts are rate-limited
@@ -56,15 +52,10 @@ final class TcpServer implements AutoCloseable {
     static final int READY_MAX = 128;
     /** A peer in handshake that sent nothing for this long may be dropped for a waiting newcomer. */
     static final long EVICT_SILENT_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /** Descriptors kept free for the application while the process is at its descriptor limit. */
-    static final int HEADROOM = 32;
-    /** How often the descriptors in use are counted again while the process is at its limit. */
-    private static final long PRESSURE_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Peers accepted per turn of the loop at most, so that handshakes progress during a burst. */
     private static final int ACCEPT_BATCH = 256;
     /** How long the loop pauses after a failure of its own (not of one peer's), before it goes on. */
     private static final long LOOP_FAILURE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    private static final Object CLOSED = new Object();
 
     private final Endpoint endpoint;
     private final Settings settings;
@@ -77,23 +68,20 @@ final class TcpServer implements AutoCloseable {
     private final AcceptGuard guard;
     private final RateLimitedLog peerLog = new RateLimitedLog(LOG);
     private final RateLimitedLog loopLog = new RateLimitedLog(LOG);
-    /** Handshaken peers ({@link Accepted}), an {@link IOException} if the listener is gone, or {@link #CLOSED}. */
-    private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
+    /** Handshaken peers waiting for {@link #accept()}. */
+    private final ReadyPeers ready;
     /** Keys of peers in handshake, oldest first (handshakes share one timeout, so also by deadline). */
     private final LinkedHashSet<SelectionKey> pending = new LinkedHashSet<>();
     /** The keys of {@link #pending} whose peer has sent nothing yet, oldest (so silent longest) first. */
     private final LinkedHashSet<SelectionKey> silent = new LinkedHashSet<>();
     /** Peers handshaken in this turn of the loop, handed over once their keys left the selector. */
     private final List<Accepted> done = new ArrayList<>();
-    /** While the process is at its descriptor limit: peers in handshake at most; else {@code MAX_VALUE}. */
-    private int descriptorCap = Integer.MAX_VALUE;
-    /** When to count descriptors again while {@link #descriptorCap} holds. */
-    private long descriptorRecheckAt;
+    /** How many peers may be in handshake while the process is at its descriptor limit. */
+    private final DescriptorPressure descriptors = new DescriptorPressure();
     /** Whether keys were cancelled whose channels the selector has not released yet. */
     private boolean cancelled;
     private boolean accepting = true;
     private volatile boolean closed;
-    private volatile boolean readyFull;
 
     private TcpServer(Endpoint endpoint, Settings settings, BoundListener bound, int maxHandshakes,
             UnaryOperator<ServerSocketChannel> acceptVia) {
@@ -102,6 +90,7 @@ final class TcpServer implements AutoCloseable {
         this.listener = bound.listener();
         this.acceptFrom = acceptVia.apply(bound.listener());
         this.selector = bound.selector();
+        this.ready = new ReadyPeers(endpoint, selector);
         this.maxHandshakes = maxHandshakes;
         this.guard = new AcceptGuard(endpoint.scheme() + "://" + endpoint.authority(), LOG, null, this::makeRoom);
         this.thread = new Thread(this::run, "rdmacomm-tcp-accept");
@@ -169,30 +158,7 @@ final class TcpServer implements AutoCloseable {
         if (closed) {
             throw new ClosedChannelException();
         }
-        Object next;
-        try {
-            next = settings.acceptTimeout() == 0 ? ready.take()
-                    : ready.poll(settings.acceptTimeout(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while accepting on " + endpoint);
-        }
-        if (next == null) {
-            throw new SocketTimeoutException("no peer connected to " + endpoint + " within "
-                    + Settings.format(settings.acceptTimeout()) + " (acceptTimeout)");
-        }
-        if (readyFull) {
-            selector.wakeup();
-        }
-        if (next == CLOSED) {
-            ready.offer(CLOSED);
-            throw new AsynchronousCloseException();
-        }
-        if (next instanceof IOException e) {
-            ready.offer(e); // the accept thread is gone: every later accept fails the same way
-            throw new IOException("accepting on " + endpoint + " failed: " + e.getMessage(), e);
-        }
-        return (Accepted) next;
+        return ready.take(settings.acceptTimeout());
     }
 
     @Override
@@ -210,12 +176,7 @@ final class TcpServer implements AutoCloseable {
         if (thread.isAlive()) {
             LOG.warn("{}: accept thread did not stop within 10s", endpoint);
         }
-        for (Object o; (o = ready.poll()) != null; ) {
-            if (o instanceof Accepted a) {
-                closeQuietly(a.channel());
-            }
-        }
-        ready.offer(CLOSED);
+        ready.close();
     }
 
     /** Failed accepts so far (tests). */
@@ -233,7 +194,7 @@ final class TcpServer implements AutoCloseable {
                         // only close() closes them, so this is past repair: say so to every accept()
                         LOG.error("{}: the listening socket was closed under the accept thread; no further peers"
                                 + " will be accepted", endpoint, e);
-                        ready.offer(new IOException("the listening socket was closed: " + e, e));
+                        ready.failed(new IOException("the listening socket was closed: " + e, e));
                     }
                     return;
                 } catch (Exception | Error e) {
@@ -264,7 +225,7 @@ final class TcpServer implements AutoCloseable {
     private void turn() throws IOException {
         long now = System.nanoTime();
         long wait = expireHandshakes(now);
-        wait = earliest(wait, checkDescriptors(now));
+        wait = earliest(wait, descriptors.check(pending.size(), now));
         wait = earliest(wait, updateAcceptInterest(now));
         selector.select(wait);
         if (closed) {
@@ -293,7 +254,8 @@ final class TcpServer implements AutoCloseable {
         return a == 0 ? b : b == 0 ? a : Math.min(a, b);
     }
 
-    private static long millisUntil(long nanos) {
+    /** The select timeout in ms for {@code nanos} from now: at least 1, rounded up. */
+    static long millisUntil(long nanos) {
         return Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999));
     }
 
@@ -364,7 +326,7 @@ final class TcpServer implements AutoCloseable {
             if (closed) {
                 closeQuietly(a.channel());
             } else {
-                ready.offer(a);
+                ready.add(a);
             }
         }
         done.clear();
@@ -377,8 +339,7 @@ final class TcpServer implements AutoCloseable {
      * @return the select timeout in ms until accepting may resume on its own (0: none, it resumes on an event)
      */
     private long updateAcceptInterest(long now) {
-        boolean full = ready.size() >= READY_MAX;
-        readyFull = full;
+        boolean full = ready.checkFull();
         long wait = 0;
         boolean on;
         long backoff = guard.backoffNanos();
@@ -403,7 +364,7 @@ final class TcpServer implements AutoCloseable {
 
     /** Peers in handshake at most now. */
     private int handshakeCap() {
-        return Math.min(maxHandshakes, descriptorCap);
+        return Math.min(maxHandshakes, descriptors.cap());
     }
 
     /** In how many ns the peer silent longest may be dropped for a newcomer: 0 now, -1 when no peer is silent. */
@@ -429,13 +390,13 @@ final class TcpServer implements AutoCloseable {
     }
 
     /**
-     * Called by the guard when descriptors ran out: from now on hold {@link #HEADROOM} fewer peers in handshake than
-     * now, and drop the peer silent longest if it may be; true if one was dropped (its descriptor closed).
+     * Called by the guard when descriptors ran out: from now on hold {@link DescriptorPressure#HEADROOM} fewer peers
+     * in handshake than now, and drop the peer silent longest if it may be; true if one was dropped (its descriptor
+     * closed).
      */
     private boolean makeRoom() {
         long now = System.nanoTime();
-        descriptorCap = Math.max(1, pending.size() - HEADROOM);
-        descriptorRecheckAt = now + PRESSURE_RECHECK_NANOS;
+        descriptors.outOfDescriptors(pending.size(), now);
         if (!evictSilent(now, "the process was out of descriptors and another peer was waiting")) {
             return false;
         }
@@ -445,31 +406,6 @@ final class TcpServer implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
-    }
-
-    /**
-     * While the process is at its descriptor limit, counts the descriptors in use every
-     * {@link #PRESSURE_RECHECK_NANOS} and lets as many peers handshake as leave {@link #HEADROOM} free; ends that when
-     * plenty are free again. Returns the select timeout in ms until the next count (0: none).
-     */
-    private long checkDescriptors(long now) {
-        if (descriptorCap == Integer.MAX_VALUE) {
-            return 0;
-        }
-        long left = descriptorRecheckAt - now;
-        if (left > 0) {
-            return millisUntil(left);
-        }
-        long limit = DescriptorBudget.limit();
-        long inUse = DescriptorBudget.inUse();
-        long free = limit < 0 || inUse < 0 ? Long.MAX_VALUE : limit - inUse;
-        if (free >= 4L * HEADROOM) {
-            descriptorCap = Integer.MAX_VALUE;
-            return 0;
-        }
-        descriptorCap = (int) Math.max(1, Math.min(Integer.MAX_VALUE, pending.size() + free - HEADROOM));
-        descriptorRecheckAt = now + PRESSURE_RECHECK_NANOS;
-        return millisUntil(PRESSURE_RECHECK_NANOS);
     }
 
     /** Takes waiting peers off the listen queue into handshake, as far as the limits allow. */
