@@ -13,8 +13,6 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -34,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * the peer that has been silent longest (sent no byte since it was accepted), but only once it has been silent for
  * {@link #EVICT_SILENT_AFTER_NANOS}: a live client that was not scheduled yet is never dropped for another. While
  * every peer in handshake is younger or talking, the thread stops accepting and newcomers wait in the listen queue
- * until a slot frees. Each peer is dropped at its {@code handshakeTimeout} anyway.
+ * until a slot frees. Each peer is dropped at its {@code handshakeTimeout} anyway ({@link PendingHandshakes}).
  * <li>When the process runs out of descriptors, accepting backs off and retries ({@link AcceptGuard}); silent peers
  * are dropped to make room for waiting ones, and for a while fewer peers are held in handshake, so that
  * {@link DescriptorPressure#HEADROOM} descriptors stay free for the application to set up the connections it
@@ -70,16 +68,12 @@ final class TcpServer implements AutoCloseable {
     private final RateLimitedLog loopLog = new RateLimitedLog(LOG);
     /** Handshaken peers waiting for {@link #accept()}. */
     private final ReadyPeers ready;
-    /** Keys of peers in handshake, oldest first (handshakes share one timeout, so also by deadline). */
-    private final LinkedHashSet<SelectionKey> pending = new LinkedHashSet<>();
-    /** The keys of {@link #pending} whose peer has sent nothing yet, oldest (so silent longest) first. */
-    private final LinkedHashSet<SelectionKey> silent = new LinkedHashSet<>();
+    /** Peers in handshake. */
+    private final PendingHandshakes pending;
     /** Peers handshaken in this turn of the loop, handed over once their keys left the selector. */
     private final List<Accepted> done = new ArrayList<>();
     /** How many peers may be in handshake while the process is at its descriptor limit. */
     private final DescriptorPressure descriptors = new DescriptorPressure();
-    /** Whether keys were cancelled whose channels the selector has not released yet. */
-    private boolean cancelled;
     private boolean accepting = true;
     private volatile boolean closed;
 
@@ -91,6 +85,7 @@ final class TcpServer implements AutoCloseable {
         this.acceptFrom = acceptVia.apply(bound.listener());
         this.selector = bound.selector();
         this.ready = new ReadyPeers(endpoint, selector);
+        this.pending = new PendingHandshakes(endpoint, settings, selector, peerLog);
         this.maxHandshakes = maxHandshakes;
         this.guard = new AcceptGuard(endpoint.scheme() + "://" + endpoint.authority(), LOG, null, this::makeRoom);
         this.thread = new Thread(this::run, "rdmacomm-tcp-accept");
@@ -102,10 +97,6 @@ final class TcpServer implements AutoCloseable {
      * heartbeats off).
      */
     record Accepted(SocketChannel channel, TlsSession tls, long peerHeartbeat) {
-    }
-
-    /** A peer in handshake: its state and when it was accepted. */
-    private record Pending(Handshake.Accepting handshake, long acceptedAt) {
     }
 
     static TcpServer bind(Endpoint requested, Settings settings) throws IOException {
@@ -224,7 +215,7 @@ final class TcpServer implements AutoCloseable {
     /** One turn of the loop: wait for the listener or a peer, then serve what is ready. */
     private void turn() throws IOException {
         long now = System.nanoTime();
-        long wait = expireHandshakes(now);
+        long wait = pending.expire(now);
         wait = earliest(wait, descriptors.check(pending.size(), now));
         wait = earliest(wait, updateAcceptInterest(now));
         selector.select(wait);
@@ -259,61 +250,22 @@ final class TcpServer implements AutoCloseable {
         return Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999));
     }
 
-    /** Drops peers past their deadline; returns the select timeout in ms until the next deadline (0 = none). */
-    private long expireHandshakes(long now) {
-        for (Iterator<SelectionKey> it = pending.iterator(); it.hasNext(); ) {
-            SelectionKey key = it.next();
-            Pending p = (Pending) key.attachment();
-            long left = p.handshake().deadline - now;
-            if (left > 0) {
-                return millisUntil(left);
-            }
-            it.remove();
-            peerLog.warn("{}: dropped peer {}: no complete handshake within {} (handshakeTimeout); got {}",
-                    endpoint, p.handshake().peer, Settings.format(settings.handshakeTimeout()),
-                    p.handshake().received());
-            forget(key);
-        }
-        return 0;
-    }
-
-    /** Cancels a key and closes its channel; its descriptor is released at the next select ({@link #flush()}). */
-    private void forget(SelectionKey key) {
-        pending.remove(key);
-        silent.remove(key);
-        key.cancel();
-        cancelled = true;
-        closeQuietly(key.channel());
-    }
-
-    /** Lets the selector release cancelled keys, so their channels' descriptors close and they may turn blocking. */
-    private void flush() throws IOException {
-        if (cancelled) {
-            cancelled = false;
-            selector.selectNow();
-            selector.selectedKeys().clear(); // readiness is level-triggered: the next select reports it again
-        }
-    }
-
     /** Advances one peer's handshake; whatever goes wrong drops that peer only. */
     private void advance(SelectionKey key) {
-        Pending p = (Pending) key.attachment();
+        PendingHandshakes.Pending p = (PendingHandshakes.Pending) key.attachment();
         try {
             if (key.isReadable()) {
-                silent.remove(key);
+                pending.heard(key);
             }
             if (p.handshake().advance(key)) {
-                pending.remove(key);
-                silent.remove(key);
-                key.cancel();
-                cancelled = true;
+                pending.completed(key);
                 done.add(new Accepted((SocketChannel) key.channel(), p.handshake().tls,
                         p.handshake().peerHeartbeat()));
             }
         } catch (Exception | Error e) {
             peerLog.warn("{}: rejected peer {}: {}", endpoint, p.handshake().peer,
                     e.getMessage() == null ? e.toString() : e.getMessage());
-            forget(key);
+            pending.forget(key);
         }
     }
 
@@ -321,7 +273,7 @@ final class TcpServer implements AutoCloseable {
         if (done.isEmpty()) {
             return;
         }
-        flush();
+        pending.flush();
         for (Accepted a : done) {
             if (closed) {
                 closeQuietly(a.channel());
@@ -351,7 +303,7 @@ final class TcpServer implements AutoCloseable {
         } else if (pending.size() < handshakeCap()) {
             on = true;
         } else {
-            long evictable = evictableIn(now);
+            long evictable = pending.evictableIn(now);
             on = evictable == 0;
             wait = on || evictable < 0 ? 0 : millisUntil(evictable);
         }
@@ -367,28 +319,6 @@ final class TcpServer implements AutoCloseable {
         return Math.min(maxHandshakes, descriptors.cap());
     }
 
-    /** In how many ns the peer silent longest may be dropped for a newcomer: 0 now, -1 when no peer is silent. */
-    private long evictableIn(long now) {
-        if (silent.isEmpty()) {
-            return -1;
-        }
-        Pending p = (Pending) silent.iterator().next().attachment();
-        return Math.max(0, p.acceptedAt() + EVICT_SILENT_AFTER_NANOS - now);
-    }
-
-    /** Drops the peer silent longest if it was silent long enough; true if it did. */
-    private boolean evictSilent(long now, String why) {
-        if (evictableIn(now) != 0) {
-            return false;
-        }
-        SelectionKey key = silent.iterator().next();
-        Pending p = (Pending) key.attachment();
-        peerLog.warn("{}: dropped peer {}: it sent nothing for {} while {}", endpoint, p.handshake().peer,
-                TimeUnit.NANOSECONDS.toMillis(now - p.acceptedAt()) + " ms", why);
-        forget(key);
-        return true;
-    }
-
     /**
      * Called by the guard when descriptors ran out: from now on hold {@link DescriptorPressure#HEADROOM} fewer peers
      * in handshake than now, and drop the peer silent longest if it may be; true if one was dropped (its descriptor
@@ -397,11 +327,11 @@ final class TcpServer implements AutoCloseable {
     private boolean makeRoom() {
         long now = System.nanoTime();
         descriptors.outOfDescriptors(pending.size(), now);
-        if (!evictSilent(now, "the process was out of descriptors and another peer was waiting")) {
+        if (!pending.evictSilent(now, "the process was out of descriptors and another peer was waiting")) {
             return false;
         }
         try {
-            flush();
+            pending.flush();
             return true;
         } catch (IOException e) {
             return false;
@@ -426,12 +356,12 @@ final class TcpServer implements AutoCloseable {
     /** Whether a newcomer may handshake now, after dropping peers silent long enough where the handshakes are full. */
     private boolean roomForHandshake(long now) throws IOException {
         int cap = handshakeCap();
-        while (pending.size() >= cap && evictSilent(now, cap == maxHandshakes
+        while (pending.size() >= cap && pending.evictSilent(now, cap == maxHandshakes
                 ? pending.size() + " peers were in handshake (maxHandshakes) and another was waiting"
                 : "the process was near its descriptor limit and another peer was waiting")) {
             // dropped one
         }
-        flush();
+        pending.flush();
         return pending.size() < cap;
     }
 
@@ -446,14 +376,12 @@ final class TcpServer implements AutoCloseable {
             TlsSession tls = settings.tls() == null ? null : new TlsSession(settings.tls().serverEngine(), peer);
             Handshake.Accepting hs = new Handshake.Accepting(now + timeout, peer, settings.secret(), tls,
                     settings.heartbeatBits());
-            SelectionKey key = c.register(selector, SelectionKey.OP_READ, new Pending(hs, now));
-            pending.add(key);
-            silent.add(key);
+            pending.add(c.register(selector, SelectionKey.OP_READ, new PendingHandshakes.Pending(hs, now)));
         } catch (Exception | Error e) {
             peerLog.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
             SelectionKey key = c.keyFor(selector);
             if (key != null) {
-                forget(key);
+                pending.forget(key);
             } else {
                 closeQuietly(c);
             }
