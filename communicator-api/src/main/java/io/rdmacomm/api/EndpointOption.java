@@ -47,7 +47,7 @@ public enum EndpointOption {
     SECRET_ENV("secretEnv", Type.STRING, "", Set.of("tcp", "rdma"),
             "the name of an environment variable holding the shared secret, instead of secretFile"),
     TLS("tls", Type.STRING, "false", Set.of("tcp"),
-            "true: the connection runs TLS (the JDK's engine) before the handshake, so stream and remote-memory"
+            "true: the connection runs TLS (on the engine tlsEngine picks) before the handshake, so stream and remote-memory"
                     + " traffic are encrypted; both ends must say so"),
     TLS_CERT("tlsCert", Type.STRING, "", Set.of("tcp"),
             "a PEM file with this side's certificate chain (its own first), used with tlsKey"),
