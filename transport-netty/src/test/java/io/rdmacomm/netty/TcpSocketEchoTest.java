@@ -1,0 +1,15 @@
+package io.rdmacomm.netty;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
+import io.netty.testsuite.transport.socket.SocketEchoTest;
+
+import java.util.List;
+
+class TcpSocketEchoTest extends SocketEchoTest {
+    @Override
+    protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
+        return CommunicatorTestPermutation.socket("tcp");
+    }
+}
