@@ -196,9 +196,18 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
         }
     }
 
+    /** A client cannot choose its local address in the contract: a bind to port 0 is accepted and changes nothing. */
     @Override
     protected void doBind(SocketAddress localAddress) {
-        throw new UnsupportedOperationException("a communicator client cannot bind a local address");
+        if (!anyPort(localAddress)) {
+            throw new UnsupportedOperationException("a communicator client cannot bind a local address: "
+                    + localAddress + " (only port 0, which is ignored)");
+        }
+        local = localAddress;
+    }
+
+    private static boolean anyPort(SocketAddress a) {
+        return a instanceof InetSocketAddress && ((InetSocketAddress) a).getPort() == 0;
     }
 
     @Override
@@ -301,12 +310,14 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
         return batchSize < MAX_BATCH;
     }
 
-    /** On a Blocking thread: writes the batch and syncs. */
+    /**
+     * On a Blocking thread: writes the batch and syncs, then lets go of the batch's references (after the sync: a
+     * transport may keep a reference to what it was given until then).
+     */
     private void writeBatch() {
-        int i = 0;
         try {
             Communicator c = communicator;
-            for (; i < batchSize; i++) {
+            for (int i = 0; i < batchSize; i++) {
                 ByteBuf buf = (ByteBuf) batch[i];
                 if (buf.isReadable()) {
                     if (buf.nioBufferCount() == 1) {
@@ -317,12 +328,12 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
                         }
                     }
                 }
-                buf.release();
             }
             c.sync();
         } catch (Throwable t) {
             writeFailure = t;
-            releaseBatch(i);
+        } finally {
+            releaseBatch(0);
         }
         try {
             eventLoop().execute(writeDoneTask);
@@ -337,24 +348,31 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
         }
     }
 
-    /** On the loop: completes the written messages' promises and starts the next round. */
+    /**
+     * On the loop: completes the written messages' promises, then starts the next round. The round counts as in
+     * progress until every promise completed: a listener that writes and flushes (ChunkedWriteHandler, SslHandler)
+     * must not start a round over messages still being removed.
+     */
     private void writeDone() {
-        writeInProgress = false;
         Throwable failure = writeFailure;
         writeFailure = null;
         ChannelOutboundBuffer in = unsafe().outboundBuffer();
         int n = batchSize;
-        batchSize = 0;
-        for (int i = 0; i < n; i++) {
-            Object msg = batch[i];
-            batch[i] = null;
-            if (in != null && in.current() == msg) {
-                if (failure == null) {
-                    in.remove();
-                } else {
-                    in.remove(failure);
+        try {
+            for (int i = 0; i < n; i++) {
+                Object msg = batch[i];
+                batch[i] = null;
+                if (in != null && in.current() == msg) {
+                    if (failure == null) {
+                        in.remove();
+                    } else {
+                        in.remove(failure);
+                    }
                 }
             }
+        } finally {
+            batchSize = 0;
+            writeInProgress = false;
         }
         if (in == null) {
             return;
@@ -450,7 +468,7 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
 
         @Override
         public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
-            if (!promise.setUncancellable() || !ensureOpen(promise)) {
+            if (promise.isDone() || !ensureOpen(promise)) {
                 return;
             }
             if (connectPromise != null) {
@@ -461,9 +479,9 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
                 promise.setFailure(new AlreadyConnectedException());
                 return;
             }
-            if (localAddress != null) {
-                promise.setFailure(new UnsupportedOperationException(
-                        "a communicator client cannot bind a local address: " + localAddress));
+            if (localAddress != null && !anyPort(localAddress)) {
+                promise.setFailure(new UnsupportedOperationException("a communicator client cannot bind a local"
+                        + " address: " + localAddress + " (only port 0, which is ignored)"));
                 return;
             }
             Communicator c;
@@ -544,7 +562,10 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
                 return;
             }
             communicator = c;
-            local = Endpoints.address(c.endpoint());
+            if (local == null) {
+                // the contract does not say which local address and port a client got: the wildcard address
+                local = new InetSocketAddress(0);
+            }
             SocketAddress peer = Endpoints.peer(c.peerName());
             remote = peer != null ? peer : requested;
             active = true;

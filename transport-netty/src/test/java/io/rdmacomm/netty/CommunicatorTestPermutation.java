@@ -2,9 +2,11 @@ package io.rdmacomm.netty;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
+import io.netty.testsuite.transport.TestsuitePermutation.BootstrapFactory;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.util.List;
@@ -57,5 +59,18 @@ final class CommunicatorTestPermutation {
                 return new Bootstrap().group(group).channel(CommunicatorSocketChannel.class);
             }
         });
+    }
+
+    static List<BootstrapFactory<Bootstrap>> clientSocket(String scheme) {
+        EventLoopGroup group = group(scheme);
+        return List.of(() -> new Bootstrap().group(group).channel(CommunicatorSocketChannel.class));
+    }
+
+    /**
+     * The allocators a test runs with: Netty 4.2's default only, not the suite's three (unpooled, pooled, adaptive),
+     * to keep the module's tests within CI's time; heap buffers still come from the tests' own random buffer types.
+     */
+    static List<ByteBufAllocator> allocators() {
+        return List.of(ByteBufAllocator.DEFAULT);
     }
 }

@@ -5,11 +5,18 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.socket.SocketEchoTest;
 
+import io.netty.buffer.ByteBufAllocator;
+
 import java.util.List;
 
 class TcpSocketEchoTest extends SocketEchoTest {
     @Override
     protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
         return CommunicatorTestPermutation.socket("tcp");
+    }
+
+    @Override
+    protected List<ByteBufAllocator> newAllocators() {
+        return CommunicatorTestPermutation.allocators();
     }
 }
