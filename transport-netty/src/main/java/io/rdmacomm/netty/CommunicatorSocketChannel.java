@@ -84,6 +84,9 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
     private long batchBytes;
     private boolean writeInProgress;
     private volatile Throwable writeFailure;
+    /** Whether a Blocking thread holds the batch: a close waits for it to let go (see doClose). */
+    private boolean writerBusy;
+    private final Object writerLock = new Object();
     private final Runnable writeTask = this::writeBatch;
     private final Runnable writeDoneTask = this::writeDone;
     private final ChannelOutboundBuffer.MessageProcessor collector = this::collect;
@@ -223,12 +226,13 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
         Communicator pending = connecting;
         try {
             if (c != null) {
-                c.close();
+                c.close(); // unblocks a write round's write or sync
             }
         } finally {
             if (pending != null) {
                 pending.close();
             }
+            awaitWriter();
         }
     }
 
@@ -290,11 +294,15 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
         }
         writeInProgress = true;
         writeFailure = null;
+        synchronized (writerLock) {
+            writerBusy = true;
+        }
         try {
             Blocking.EXECUTOR.execute(writeTask);
         } catch (RuntimeException e) {
             writeInProgress = false;
             releaseBatch(0);
+            writerDone();
             throw e;
         }
     }
@@ -334,11 +342,33 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
             writeFailure = t;
         } finally {
             releaseBatch(0);
+            writerDone();
         }
         try {
             eventLoop().execute(writeDoneTask);
         } catch (RuntimeException rejected) {
             // the loop is gone: nothing is left to complete
+        }
+    }
+
+    private void writerDone() {
+        synchronized (writerLock) {
+            writerBusy = false;
+            writerLock.notifyAll();
+        }
+    }
+
+    /**
+     * Waits (boundedly) for a write round's thread to let go of its buffers, so that when the close then fails the
+     * outbound buffer's messages, their promises fail with the channel's the only reference left, as on NIO.
+     */
+    private void awaitWriter() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        synchronized (writerLock) {
+            long left;
+            while (writerBusy && (left = deadline - System.nanoTime()) > 0) {
+                TimeUnit.NANOSECONDS.timedWait(writerLock, left);
+            }
         }
     }
 
