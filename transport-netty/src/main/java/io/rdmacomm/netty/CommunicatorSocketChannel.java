@@ -635,22 +635,38 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
                         break;
                     }
                     buf = allocHandle.allocate(alloc);
-                    int len = Math.min(available, buf.writableBytes());
                     allocHandle.attemptedBytesRead(buf.writableBytes());
-                    int n = c.read(buf.internalNioBuffer(buf.writerIndex(), len));
-                    if (n <= 0) {
+                    // fill the buffer with what is there, as one socket read would: a transport's available()
+                    // may count one frame, or part of one, at a time
+                    int total = 0;
+                    do {
+                        int want = Math.min(available, buf.writableBytes());
+                        int n = c.read(buf.internalNioBuffer(buf.writerIndex(), want));
+                        if (n < 0) {
+                            eof = true;
+                            break;
+                        }
+                        if (n == 0) {
+                            break;
+                        }
+                        buf.writerIndex(buf.writerIndex() + n);
+                        total += n;
+                    } while (buf.isWritable() && (available = c.available()) > 0);
+                    if (available < 0) {
+                        eof = true;
+                    }
+                    if (total == 0) {
                         buf.release();
                         buf = null;
-                        eof = n < 0;
                         break;
                     }
-                    buf.writerIndex(buf.writerIndex() + n);
+                    int n = total;
                     allocHandle.lastBytesRead(n);
                     allocHandle.incMessagesRead(1);
                     readPending = false;
                     pipeline.fireChannelRead(buf);
                     buf = null;
-                } while (allocHandle.continueReading() && isActive());
+                } while (!eof && allocHandle.continueReading() && isActive());
             } catch (Throwable t) {
                 failure = t;
                 if (buf != null) {
