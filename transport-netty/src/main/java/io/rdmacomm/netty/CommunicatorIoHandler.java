@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -41,6 +42,8 @@ public final class CommunicatorIoHandler implements IoHandler {
     private final String defaultScheme;
     private final long busyPollNanos;
     private final ConcurrentLinkedQueue<Registration> ready = new ConcurrentLinkedQueue<>();
+    /** ready's size (the queue's own size() walks it). */
+    private final AtomicInteger readyCount = new AtomicInteger();
     private final Set<Registration> registrations = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
     private volatile Thread thread;
@@ -94,11 +97,12 @@ public final class CommunicatorIoHandler implements IoHandler {
         int handled = 0;
         // only what is queued now: a handle that re-arms and is ready again at once waits for the next round, after
         // the loop's tasks
-        for (int n = ready.size(); n > 0; n--) {
+        for (int n = readyCount.get(); n > 0; n--) {
             Registration r = ready.poll();
             if (r == null) {
                 break;
             }
+            readyCount.decrementAndGet();
             r.queued.set(false);
             if (r.valid) {
                 handled++;
@@ -148,6 +152,7 @@ public final class CommunicatorIoHandler implements IoHandler {
     public void destroy() {
         registrations.clear();
         ready.clear();
+        readyCount.set(0);
     }
 
     @Override
@@ -218,6 +223,7 @@ public final class CommunicatorIoHandler implements IoHandler {
         @Override
         public void run() {
             if (valid && queued.compareAndSet(false, true)) {
+                readyCount.incrementAndGet();
                 ready.add(this);
                 wakeup();
             }

@@ -5,9 +5,13 @@ import io.rdmacomm.api.Endpoint;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.regex.Pattern;
 
 /** Maps Netty's addresses onto endpoint URIs and back. */
 final class Endpoints {
+
+    /** An IPv4 literal, or an IPv6 one (with a colon). */
+    private static final Pattern LITERAL = Pattern.compile("[0-9.]+|.*:.*");
 
     private Endpoints() {
     }
@@ -58,9 +62,12 @@ final class Endpoints {
     }
 
     private static InetSocketAddress inet(String host, int port) {
+        if (!LITERAL.matcher(host).matches()) {
+            // a name: no lookup on an event loop
+            return InetSocketAddress.createUnresolved(host, port);
+        }
         try {
-            // a literal address resolves without a lookup
-            return new InetSocketAddress(InetAddress.getByName(host), port);
+            return new InetSocketAddress(InetAddress.getByName(host), port); // a literal: parsed, not looked up
         } catch (Exception e) {
             return InetSocketAddress.createUnresolved(host, port);
         }
