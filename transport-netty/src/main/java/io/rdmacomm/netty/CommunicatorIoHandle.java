@@ -8,4 +8,8 @@ public interface CommunicatorIoHandle extends IoHandle {
 
     /** The connected communicator whose readiness {@link CommunicatorIoOps#READ} arms, or null if none yet. */
     Communicator communicator();
+
+    /** Closes the handle's channel; never throws. */
+    @Override
+    void close();
 }

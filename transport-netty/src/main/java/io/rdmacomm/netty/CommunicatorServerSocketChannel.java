@@ -28,6 +28,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * thread; it queues what it accepts and wakes the event loop, which creates the child channels as reads are asked
  * for (auto-read, or {@code read()}).
  */
+@SuppressWarnings("this-escape") // the config refers to its channel, as Netty's own channels' do
 public class CommunicatorServerSocketChannel extends AbstractServerChannel implements ServerSocketChannel {
 
     private final CommunicatorServerSocketChannelConfig config = new CommunicatorServerSocketChannelConfig(this);
@@ -203,6 +204,7 @@ public class CommunicatorServerSocketChannel extends AbstractServerChannel imple
             safeSetFailure(promise, new UnsupportedOperationException("a server channel does not connect"));
         }
 
+        @SuppressWarnings("deprecation") // RecvByteBufAllocator.Handle: what AbstractUnsafe hands out
         @Override
         public void handle(IoRegistration r, IoEvent event) {
             if (!isOpen() || (!readPending && !config.isAutoRead())) {

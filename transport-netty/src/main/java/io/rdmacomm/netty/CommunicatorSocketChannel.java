@@ -97,6 +97,7 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
     }
 
     /** A channel for a communicator a server accepted. */
+    @SuppressWarnings("this-escape") // the config refers to its channel, as Netty's own channels' do
     CommunicatorSocketChannel(Channel parent, Communicator accepted) {
         super(parent);
         config = new CommunicatorSocketChannelConfig(this);
@@ -606,6 +607,7 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
             }
         }
 
+        @SuppressWarnings("deprecation") // RecvByteBufAllocator.Handle: what AbstractUnsafe hands out
         @Override
         public void handle(IoRegistration r, IoEvent event) {
             armed = false;
