@@ -2,13 +2,16 @@ package io.rdmacomm.netty;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.socket.SocketGatheringWriteTest;
 
-import io.netty.buffer.ByteBufAllocator;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
 
+/** Netty's test methods without a timeout of their own get this one. */
+@Timeout(60)
 class RdmaSocketGatheringWriteTest extends SocketGatheringWriteTest {
     @Override
     protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
