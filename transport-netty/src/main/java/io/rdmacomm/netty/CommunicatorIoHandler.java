@@ -1,0 +1,248 @@
+package io.rdmacomm.netty;
+
+import io.netty.channel.IoHandle;
+import io.netty.channel.IoHandler;
+import io.netty.channel.IoHandlerContext;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.IoOps;
+import io.netty.channel.IoRegistration;
+import io.netty.util.concurrent.ThreadAwareExecutor;
+import io.rdmacomm.api.Communicator;
+
+import java.util.ArrayList;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The {@link IoHandler} behind Netty's {@code MultiThreadIoEventLoopGroup} for communicator channels: one event loop
+ * thread serves any number of {@link CommunicatorSocketChannel}s and {@link CommunicatorServerSocketChannel}s.
+ *
+ * <p>Readiness comes from the transports: a channel that wants to read submits {@link CommunicatorIoOps#READ}, which
+ * arms {@link Communicator#notifyReadable}; the listener, run on a transport thread, queues the channel's
+ * registration and wakes this loop, which then reads what {@link Communicator#available()} says is there without
+ * blocking. When nothing is queued the loop parks until a listener, a task or a scheduled task wakes it; with a
+ * {@code busyPollNanos} above zero it first spins that long in {@link Communicator#busyPoll} on one of its
+ * connections (rdma:// takes arrivals on this thread then, not on a progress thread).
+ *
+ * <pre>{@code
+ * EventLoopGroup group = new MultiThreadIoEventLoopGroup(CommunicatorIoHandler.newFactory("rdma"));
+ * }</pre>
+ */
+public final class CommunicatorIoHandler implements IoHandler {
+
+    /** The scheme an {@link java.net.InetSocketAddress} maps to when neither the channel nor the factory says. */
+    public static final String DEFAULT_SCHEME = "tcp";
+
+    private final String defaultScheme;
+    private final long busyPollNanos;
+    private final ConcurrentLinkedQueue<Registration> ready = new ConcurrentLinkedQueue<>();
+    /** ready's size (the queue's own size() walks it). */
+    private final AtomicInteger readyCount = new AtomicInteger();
+    private final Set<Registration> registrations = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean wakeupPending = new AtomicBoolean();
+    private volatile Thread thread;
+
+    private CommunicatorIoHandler(String defaultScheme, long busyPollNanos) {
+        this.defaultScheme = defaultScheme;
+        this.busyPollNanos = busyPollNanos;
+    }
+
+    /** A factory whose loops map {@link java.net.InetSocketAddress}es to {@code tcp://}. */
+    public static IoHandlerFactory newFactory() {
+        return newFactory(DEFAULT_SCHEME);
+    }
+
+    /**
+     * A factory whose loops map {@link java.net.InetSocketAddress}es to {@code scheme://host:port} (a channel's
+     * {@link CommunicatorChannelOption#SCHEME} overrides it; a {@link CommunicatorAddress} carries its own).
+     */
+    public static IoHandlerFactory newFactory(String scheme) {
+        return newFactory(scheme, 0);
+    }
+
+    /**
+     * As {@link #newFactory(String)}; an idle loop spins up to {@code busyPollNanos} in {@link Communicator#busyPoll}
+     * before it parks (lower latency on rdma://, a core burnt while spinning; 0 never spins).
+     */
+    public static IoHandlerFactory newFactory(String scheme, long busyPollNanos) {
+        Objects.requireNonNull(scheme, "scheme");
+        if (busyPollNanos < 0) {
+            throw new IllegalArgumentException("busyPollNanos < 0: " + busyPollNanos);
+        }
+        return executor -> new CommunicatorIoHandler(scheme, busyPollNanos);
+    }
+
+    String defaultScheme() {
+        return defaultScheme;
+    }
+
+    @Override
+    public void initialize() {
+        thread = Thread.currentThread();
+    }
+
+    @Override
+    public int run(IoHandlerContext context) {
+        thread = Thread.currentThread();
+        if (ready.isEmpty() && context.canBlock()) {
+            idle(context);
+        }
+        wakeupPending.set(false);
+        int handled = 0;
+        // only what is queued now: a handle that re-arms and is ready again at once waits for the next round, after
+        // the loop's tasks
+        for (int n = readyCount.get(); n > 0; n--) {
+            Registration r = ready.poll();
+            if (r == null) {
+                break;
+            }
+            readyCount.decrementAndGet();
+            r.queued.set(false);
+            if (r.valid) {
+                handled++;
+                r.handle.handle(r, CommunicatorIoEvent.READY);
+            }
+        }
+        return handled;
+    }
+
+    private void idle(IoHandlerContext context) {
+        if (busyPollNanos > 0) {
+            Communicator spinOn = anyCommunicator();
+            if (spinOn != null && spinOn.busyPoll(busyPollNanos, () -> !ready.isEmpty() || wakeupPending.get())) {
+                return;
+            }
+        }
+        long delay = context.delayNanos(System.nanoTime());
+        if (delay <= 0 || !ready.isEmpty() || wakeupPending.get()) {
+            return;
+        }
+        // a wakeup between the checks and the park leaves a permit: the park returns at once
+        LockSupport.parkNanos(this, Math.min(delay, TimeUnit.SECONDS.toNanos(1)));
+    }
+
+    private Communicator anyCommunicator() {
+        for (Registration r : registrations) {
+            Communicator c = r.handle.communicator();
+            if (c != null && c.isOpen()) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void prepareToDestroy() {
+        for (Registration r : new ArrayList<>(registrations)) {
+            try {
+                r.handle.close();
+            } catch (Exception ignored) {
+                // closing on the way out: nothing to tell
+            }
+        }
+    }
+
+    @Override
+    public void destroy() {
+        registrations.clear();
+        ready.clear();
+        readyCount.set(0);
+    }
+
+    @Override
+    public IoRegistration register(IoHandle handle) {
+        Registration r = new Registration((CommunicatorIoHandle) handle);
+        registrations.add(r);
+        handle.registered();
+        return r;
+    }
+
+    @Override
+    public void wakeup() {
+        if (wakeupPending.compareAndSet(false, true)) {
+            Thread t = thread;
+            if (t != null && t != Thread.currentThread()) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
+    @Override
+    public boolean isCompatible(Class<? extends IoHandle> handleType) {
+        return CommunicatorIoHandle.class.isAssignableFrom(handleType);
+    }
+
+    /** One handle's registration; also the readiness listener it arms, so arming allocates nothing. */
+    final class Registration implements IoRegistration, Runnable {
+        final CommunicatorIoHandle handle;
+        final AtomicBoolean queued = new AtomicBoolean();
+        volatile boolean valid = true;
+
+        Registration(CommunicatorIoHandle handle) {
+            this.handle = handle;
+        }
+
+        CommunicatorIoHandler handler() {
+            return CommunicatorIoHandler.this;
+        }
+
+        @SuppressWarnings("unchecked")
+        @Override
+        public <T> T attachment() {
+            return (T) CommunicatorIoHandler.this;
+        }
+
+        /**
+         * {@link CommunicatorIoOps#READ}: arms the communicator's readiness; returns 0, or -1 if it cannot tell
+         * (no communicator, or a transport without {@code notifyReadable}, such as tcp:// with wire=raw).
+         * {@link CommunicatorIoOps#NOTIFY}: queues the handle now.
+         */
+        @Override
+        public long submit(IoOps ops) {
+            if (!valid) {
+                return -1;
+            }
+            if (ops == CommunicatorIoOps.NOTIFY) {
+                run();
+                return 0;
+            }
+            if (ops == CommunicatorIoOps.READ) {
+                Communicator c = handle.communicator();
+                return c != null && c.notifyReadable(this) ? 0 : -1;
+            }
+            throw new IllegalArgumentException("not a CommunicatorIoOps: " + ops);
+        }
+
+        /** The readiness listener: queues this registration and wakes the loop; never blocks. */
+        @Override
+        public void run() {
+            if (valid && queued.compareAndSet(false, true)) {
+                readyCount.incrementAndGet();
+                ready.add(this);
+                wakeup();
+            }
+        }
+
+        @Override
+        public boolean isValid() {
+            return valid;
+        }
+
+        @Override
+        public boolean cancel() {
+            if (!valid) {
+                return false;
+            }
+            valid = false;
+            registrations.remove(this);
+            handle.unregistered();
+            return true;
+        }
+    }
+}

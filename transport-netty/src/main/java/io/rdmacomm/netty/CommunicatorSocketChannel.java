@@ -1,0 +1,703 @@
+package io.rdmacomm.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.AbstractChannel;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelMetadata;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.ConnectTimeoutException;
+import io.netty.channel.EventLoop;
+import io.netty.channel.IoEvent;
+import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoRegistration;
+import io.netty.channel.RecvByteBufAllocator;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.ChannelInputShutdownReadComplete;
+import io.netty.channel.socket.ServerSocketChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+import io.rdmacomm.api.Communicator;
+import io.rdmacomm.api.Communicators;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.ConnectionPendingException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Netty {@link SocketChannel} over a connected {@link Communicator}: tcp://, rdma:// or any transport whose
+ * communicators tell readiness ({@link Communicator#notifyReadable}). Runs on an event loop of
+ * {@link CommunicatorIoHandler} ({@code new MultiThreadIoEventLoopGroup(CommunicatorIoHandler.newFactory("rdma"))});
+ * connects to a {@link CommunicatorAddress} or to an {@link InetSocketAddress} with the scheme of
+ * {@link CommunicatorChannelOption#SCHEME} or of the loop.
+ *
+ * <p>Reads run on the event loop and never block: after the readiness listener fired, at most
+ * {@link Communicator#available()} bytes are read into buffers of the channel's allocator. Writes do block in the
+ * contract (back-pressure), so a flush hands the flushed buffers to a thread of its own, which writes their NIO views
+ * and calls {@link Communicator#sync()}; their promises complete on the loop once the sync returned. The buffers stay
+ * in the outbound buffer until then, so the write buffer water marks and writability work as on NIO.
+ *
+ * <p>The contract has no half-close: {@link #shutdownOutput()} and {@link #shutdownInput()} fail with an
+ * {@link UnsupportedOperationException}; with {@code ALLOW_HALF_CLOSURE} the end of the peer's stream fires a
+ * {@link ChannelInputShutdownEvent} instead of closing the channel.
+ */
+public class CommunicatorSocketChannel extends AbstractChannel implements SocketChannel {
+
+    private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
+    /** Flushed messages one write round takes at most, and bytes, past the first message. */
+    private static final int MAX_BATCH = 64;
+    private static final long MAX_BATCH_BYTES = 1 << 20;
+
+    static final String NO_HALF_CLOSE = "the Communicator contract has no half-close: close() ends both directions,"
+            + " the peer reads -1 once it read everything";
+
+    private final CommunicatorSocketChannelConfig config;
+
+    private volatile Communicator communicator;
+    /** The communicator being connected, closed if the channel closes meanwhile. */
+    private volatile Communicator connecting;
+    private volatile boolean open = true;
+    private volatile boolean active;
+    private volatile boolean inputShutdown;
+    private volatile SocketAddress local;
+    private volatile SocketAddress remote;
+
+    private IoRegistration registration;
+    private boolean readPending;
+    private boolean armed;
+
+    private ChannelPromise connectPromise;
+    private Future<?> connectTimeout;
+
+    // the write round in progress: set on the loop, written on a Blocking thread, completed on the loop
+    private final Object[] batch = new Object[MAX_BATCH];
+    private int batchSize;
+    private long batchBytes;
+    private boolean writeInProgress;
+    private volatile Throwable writeFailure;
+    /** Whether a Blocking thread holds the batch: a close waits for it to let go (see doClose). */
+    private boolean writerBusy;
+    private final Object writerLock = new Object();
+    private final Runnable writeTask = this::writeBatch;
+    private final Runnable writeDoneTask = this::writeDone;
+    private final ChannelOutboundBuffer.MessageProcessor collector = this::collect;
+
+    /** An unconnected channel, for {@code Bootstrap.channel(CommunicatorSocketChannel.class)}. */
+    public CommunicatorSocketChannel() {
+        this(null, null);
+    }
+
+    /** A channel for a communicator a server accepted. */
+    @SuppressWarnings("this-escape") // the config refers to its channel, as Netty's own channels' do
+    CommunicatorSocketChannel(Channel parent, Communicator accepted) {
+        super(parent);
+        config = new CommunicatorSocketChannelConfig(this);
+        if (accepted != null) {
+            communicator = accepted;
+            active = true;
+            local = Endpoints.address(accepted.endpoint());
+            remote = Endpoints.peer(accepted.peerName());
+        }
+    }
+
+    /** The connected communicator, or null before the connection exists. */
+    public Communicator communicator() {
+        return communicator;
+    }
+
+    @Override
+    public CommunicatorSocketChannelConfig config() {
+        return config;
+    }
+
+    @Override
+    public ChannelMetadata metadata() {
+        return METADATA;
+    }
+
+    @Override
+    public ServerSocketChannel parent() {
+        return (ServerSocketChannel) super.parent();
+    }
+
+    @Override
+    public boolean isOpen() {
+        return open;
+    }
+
+    @Override
+    public boolean isActive() {
+        return open && active;
+    }
+
+    /** The local address where it is an IP address and port (tcp://, rdma://), else null: see {@link #endpointAddress()}. */
+    @Override
+    public InetSocketAddress localAddress() {
+        SocketAddress a = super.localAddress();
+        return a instanceof InetSocketAddress ? (InetSocketAddress) a : null;
+    }
+
+    @Override
+    public InetSocketAddress remoteAddress() {
+        SocketAddress a = super.remoteAddress();
+        return a instanceof InetSocketAddress ? (InetSocketAddress) a : null;
+    }
+
+    /** The local endpoint as a URI (for a connected client: the endpoint it connected to). */
+    public CommunicatorAddress endpointAddress() {
+        Communicator c = communicator;
+        return c == null ? null : new CommunicatorAddress(c.endpoint().toString());
+    }
+
+    @Override
+    protected SocketAddress localAddress0() {
+        return local;
+    }
+
+    @Override
+    protected SocketAddress remoteAddress0() {
+        return remote;
+    }
+
+    @Override
+    protected boolean isCompatible(EventLoop loop) {
+        return loop instanceof IoEventLoop && ((IoEventLoop) loop).isCompatible(CommunicatorUnsafe.class);
+    }
+
+    @Override
+    protected AbstractUnsafe newUnsafe() {
+        return new CommunicatorUnsafe();
+    }
+
+    @Override
+    protected void doRegister(ChannelPromise promise) {
+        ((IoEventLoop) eventLoop()).register((CommunicatorUnsafe) unsafe()).addListener(f -> {
+            if (f.isSuccess()) {
+                registration = (IoRegistration) f.getNow();
+                promise.setSuccess();
+            } else {
+                promise.setFailure(f.cause());
+            }
+        });
+    }
+
+    @Override
+    protected void doDeregister() {
+        IoRegistration r = registration;
+        if (r != null) {
+            registration = null;
+            armed = false;
+            r.cancel();
+        }
+    }
+
+    /** A client cannot choose its local address in the contract: a bind to port 0 is accepted and changes nothing. */
+    @Override
+    protected void doBind(SocketAddress localAddress) {
+        if (!anyPort(localAddress)) {
+            throw new UnsupportedOperationException("a communicator client cannot bind a local address: "
+                    + localAddress + " (only port 0, which is ignored)");
+        }
+        local = localAddress;
+    }
+
+    private static boolean anyPort(SocketAddress a) {
+        return a instanceof InetSocketAddress && ((InetSocketAddress) a).getPort() == 0;
+    }
+
+    @Override
+    protected void doDisconnect() throws Exception {
+        doClose();
+    }
+
+    @Override
+    protected void doClose() throws Exception {
+        open = false;
+        active = false;
+        Communicator c = communicator;
+        Communicator pending = connecting;
+        try {
+            if (c != null) {
+                c.close(); // unblocks a write round's write or sync
+            }
+        } finally {
+            if (pending != null) {
+                pending.close();
+            }
+            awaitWriter();
+        }
+    }
+
+    @Override
+    protected void doBeginRead() {
+        if (inputShutdown) {
+            return;
+        }
+        readPending = true;
+        arm();
+    }
+
+    private void arm() {
+        IoRegistration r = registration;
+        if (armed || r == null || !r.isValid() || communicator == null) {
+            return;
+        }
+        armed = true;
+        if (r.submit(CommunicatorIoOps.READ) < 0 && r.isValid()) {
+            armed = false;
+            pipeline().fireExceptionCaught(new UnsupportedOperationException(communicator.endpoint().scheme()
+                    + ":// connection to " + communicator.peerName() + " cannot tell readiness (notifyReadable),"
+                    + " which an event loop needs (tcp:// with wire=raw cannot)"));
+            unsafe().close(voidPromise());
+        }
+    }
+
+    @Override
+    protected Object filterOutboundMessage(Object msg) {
+        if (msg instanceof ByteBuf) {
+            ByteBuf buf = (ByteBuf) msg;
+            if (buf.isDirect()) {
+                return buf;
+            }
+            // the communicators take any ByteBuffer, but a direct one is what they copy from without a staging copy
+            int n = buf.readableBytes();
+            ByteBufAllocator alloc = alloc();
+            ByteBuf direct = alloc.isDirectBufferPooled() ? alloc.directBuffer(n) : ByteBufAllocator.DEFAULT.directBuffer(n);
+            direct.writeBytes(buf, buf.readerIndex(), n);
+            ReferenceCountUtil.safeRelease(buf);
+            return direct;
+        }
+        throw new UnsupportedOperationException("unsupported message type: " + msg.getClass().getName()
+                + " (a communicator channel writes ByteBufs; FileRegion is not supported)");
+    }
+
+    // ---- writes ---------------------------------------------------------------------------------------------
+
+    @Override
+    protected void doWrite(ChannelOutboundBuffer in) throws Exception {
+        if (writeInProgress || in.isEmpty()) {
+            return;
+        }
+        batchSize = 0;
+        batchBytes = 0;
+        in.forEachFlushedMessage(collector);
+        if (batchSize == 0) {
+            return;
+        }
+        writeInProgress = true;
+        writeFailure = null;
+        synchronized (writerLock) {
+            writerBusy = true;
+        }
+        try {
+            Blocking.EXECUTOR.execute(writeTask);
+        } catch (RuntimeException e) {
+            writeInProgress = false;
+            releaseBatch(0);
+            writerDone();
+            throw e;
+        }
+    }
+
+    /** Takes flushed messages into the batch, retained: a close meanwhile releases the outbound buffer's reference. */
+    private boolean collect(Object msg) {
+        if (batchSize > 0 && batchBytes >= MAX_BATCH_BYTES) {
+            return false;
+        }
+        ByteBuf buf = (ByteBuf) msg;
+        batch[batchSize++] = buf.retain();
+        batchBytes += buf.readableBytes();
+        return batchSize < MAX_BATCH;
+    }
+
+    /**
+     * On a Blocking thread: writes the batch and syncs, then lets go of the batch's references (after the sync: a
+     * transport may keep a reference to what it was given until then).
+     */
+    private void writeBatch() {
+        try {
+            Communicator c = communicator;
+            for (int i = 0; i < batchSize; i++) {
+                ByteBuf buf = (ByteBuf) batch[i];
+                if (buf.isReadable()) {
+                    if (buf.nioBufferCount() == 1) {
+                        c.write(buf.nioBuffer());
+                    } else {
+                        for (ByteBuffer b : buf.nioBuffers()) {
+                            c.write(b);
+                        }
+                    }
+                }
+            }
+            c.sync();
+        } catch (Throwable t) {
+            writeFailure = t;
+        } finally {
+            releaseBatch(0);
+            writerDone();
+        }
+        try {
+            eventLoop().execute(writeDoneTask);
+        } catch (RuntimeException rejected) {
+            // the loop is gone: nothing is left to complete
+        }
+    }
+
+    private void writerDone() {
+        synchronized (writerLock) {
+            writerBusy = false;
+            writerLock.notifyAll();
+        }
+    }
+
+    /**
+     * Waits (boundedly) for a write round's thread to let go of its buffers, so that when the close then fails the
+     * outbound buffer's messages, their promises fail with the channel's the only reference left, as on NIO.
+     */
+    private void awaitWriter() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        synchronized (writerLock) {
+            long left;
+            while (writerBusy && (left = deadline - System.nanoTime()) > 0) {
+                TimeUnit.NANOSECONDS.timedWait(writerLock, left);
+            }
+        }
+    }
+
+    private void releaseBatch(int from) {
+        for (int i = from; i < batchSize; i++) {
+            ReferenceCountUtil.safeRelease(batch[i]);
+        }
+    }
+
+    /**
+     * On the loop: completes the written messages' promises, then starts the next round. The round counts as in
+     * progress until every promise completed: a listener that writes and flushes (ChunkedWriteHandler, SslHandler)
+     * must not start a round over messages still being removed.
+     */
+    private void writeDone() {
+        Throwable failure = writeFailure;
+        writeFailure = null;
+        ChannelOutboundBuffer in = unsafe().outboundBuffer();
+        int n = batchSize;
+        try {
+            for (int i = 0; i < n; i++) {
+                Object msg = batch[i];
+                batch[i] = null;
+                if (in != null && in.current() == msg) {
+                    if (failure == null) {
+                        in.remove();
+                    } else {
+                        in.remove(failure);
+                    }
+                }
+            }
+        } finally {
+            batchSize = 0;
+            writeInProgress = false;
+        }
+        if (in == null) {
+            return;
+        }
+        if (failure != null) {
+            ((CommunicatorUnsafe) unsafe()).writeFailed(failure);
+        } else if (!in.isEmpty()) {
+            ((CommunicatorUnsafe) unsafe()).flushMore();
+        }
+    }
+
+    // ---- half-close: not in the contract --------------------------------------------------------------------
+
+    @Override
+    protected void doShutdownOutput() {
+        throw new UnsupportedOperationException(NO_HALF_CLOSE);
+    }
+
+    @Override
+    public boolean isInputShutdown() {
+        return inputShutdown || !isActive();
+    }
+
+    @Override
+    public ChannelFuture shutdownInput() {
+        return shutdownInput(newPromise());
+    }
+
+    @Override
+    public ChannelFuture shutdownInput(ChannelPromise promise) {
+        return promise.setFailure(new UnsupportedOperationException(NO_HALF_CLOSE));
+    }
+
+    @Override
+    public boolean isOutputShutdown() {
+        return !isActive();
+    }
+
+    @Override
+    public ChannelFuture shutdownOutput() {
+        return shutdownOutput(newPromise());
+    }
+
+    @Override
+    public ChannelFuture shutdownOutput(ChannelPromise promise) {
+        return promise.setFailure(new UnsupportedOperationException(NO_HALF_CLOSE));
+    }
+
+    @Override
+    public boolean isShutdown() {
+        return !isActive();
+    }
+
+    @Override
+    public ChannelFuture shutdown() {
+        return shutdown(newPromise());
+    }
+
+    @Override
+    public ChannelFuture shutdown(ChannelPromise promise) {
+        return promise.setFailure(new UnsupportedOperationException(NO_HALF_CLOSE + "; use close()"));
+    }
+
+    // ---- the unsafe: connect, readiness, reads ---------------------------------------------------------------
+
+    final class CommunicatorUnsafe extends AbstractUnsafe implements CommunicatorIoHandle {
+
+        @Override
+        public Communicator communicator() {
+            return communicator;
+        }
+
+        @Override
+        public void close() {
+            close(voidPromise());
+        }
+
+        void flushMore() {
+            flush0();
+        }
+
+        void writeFailed(Throwable t) {
+            handleWriteError(t);
+        }
+
+        @Override
+        protected Executor prepareToClose() {
+            // close() may wait to deliver what is unsynced, and an rdma:// close talks to its peer: off the loop;
+            // no read starts meanwhile
+            active = false;
+            return communicator != null || connecting != null ? Blocking.EXECUTOR : null;
+        }
+
+        @Override
+        public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
+            if (promise.isDone() || !ensureOpen(promise)) {
+                return;
+            }
+            if (connectPromise != null) {
+                promise.setFailure(new ConnectionPendingException());
+                return;
+            }
+            if (communicator != null) {
+                promise.setFailure(new AlreadyConnectedException());
+                return;
+            }
+            if (localAddress != null && !anyPort(localAddress)) {
+                promise.setFailure(new UnsupportedOperationException("a communicator client cannot bind a local"
+                        + " address: " + localAddress + " (only port 0, which is ignored)"));
+                return;
+            }
+            Communicator c;
+            try {
+                String scheme = config.getScheme();
+                if (scheme == null) {
+                    scheme = ((CommunicatorIoHandler) registration.attachment()).defaultScheme();
+                }
+                c = Communicators.open(Endpoints.uri(remoteAddress, scheme, config.getEndpointOptions()));
+            } catch (Throwable t) {
+                promise.setFailure(annotateConnectException(t, remoteAddress));
+                closeIfClosed();
+                return;
+            }
+            connecting = c;
+            connectPromise = promise;
+            int timeoutMillis = config.getConnectTimeoutMillis();
+            if (timeoutMillis > 0) {
+                connectTimeout = eventLoop().schedule(() -> {
+                    ChannelPromise p = connectPromise;
+                    if (p != null && p.tryFailure(new ConnectTimeoutException(
+                            "connection timed out after " + timeoutMillis + " ms: " + remoteAddress))) {
+                        close(voidPromise());
+                    }
+                }, timeoutMillis, TimeUnit.MILLISECONDS);
+            }
+            promise.addListener(f -> {
+                if (f.isCancelled()) {
+                    if (connectTimeout != null) {
+                        connectTimeout.cancel(false);
+                    }
+                    connectPromise = null;
+                    close(voidPromise());
+                }
+            });
+            Blocking.EXECUTOR.execute(() -> {
+                Throwable failure = null;
+                try {
+                    c.connect();
+                } catch (Throwable t) {
+                    failure = t;
+                    try {
+                        c.close();
+                    } catch (IOException ignored) {
+                        // the connect failure is the one to report
+                    }
+                }
+                Throwable f = failure;
+                eventLoop().execute(() -> finishConnect(c, remoteAddress, f));
+            });
+        }
+
+        private void finishConnect(Communicator c, SocketAddress requested, Throwable failure) {
+            ChannelPromise promise = connectPromise;
+            connectPromise = null;
+            connecting = null;
+            if (connectTimeout != null) {
+                connectTimeout.cancel(false);
+                connectTimeout = null;
+            }
+            if (promise == null || promise.isDone() || !open) {
+                // timed out, cancelled or closed meanwhile
+                try {
+                    c.close();
+                } catch (IOException ignored) {
+                    // nobody waits for this connection any more
+                }
+                if (promise != null && !promise.isDone()) {
+                    promise.tryFailure(annotateConnectException(
+                            failure != null ? failure : new java.nio.channels.ClosedChannelException(), requested));
+                }
+                return;
+            }
+            if (failure != null) {
+                promise.tryFailure(annotateConnectException(failure, requested));
+                closeIfClosed();
+                close(voidPromise());
+                return;
+            }
+            communicator = c;
+            if (local == null) {
+                // the contract does not say which local address and port a client got: the wildcard address
+                local = new InetSocketAddress(0);
+            }
+            SocketAddress peer = Endpoints.peer(c.peerName());
+            remote = peer != null ? peer : requested;
+            active = true;
+            boolean done = promise.trySuccess();
+            pipeline().fireChannelActive();
+            if (!done) {
+                close(voidPromise());
+            }
+        }
+
+        @SuppressWarnings("deprecation") // RecvByteBufAllocator.Handle: what AbstractUnsafe hands out
+        @Override
+        public void handle(IoRegistration r, IoEvent event) {
+            armed = false;
+            if (!isActive() || inputShutdown) {
+                return;
+            }
+            ChannelPipeline pipeline = pipeline();
+            CommunicatorSocketChannelConfig cfg = config;
+            if (!readPending && !cfg.isAutoRead()) {
+                return; // read() arms again
+            }
+            Communicator c = communicator;
+            RecvByteBufAllocator.Handle allocHandle = recvBufAllocHandle();
+            allocHandle.reset(cfg);
+            ByteBufAllocator alloc = cfg.getAllocator();
+            ByteBuf buf = null;
+            boolean eof = false;
+            Throwable failure = null;
+            try {
+                do {
+                    int available = c.available();
+                    if (available == 0) {
+                        break;
+                    }
+                    if (available < 0) {
+                        eof = true;
+                        break;
+                    }
+                    buf = allocHandle.allocate(alloc);
+                    allocHandle.attemptedBytesRead(buf.writableBytes());
+                    // fill the buffer with what is there, as one socket read would: a transport's available()
+                    // may count one frame, or part of one, at a time
+                    int total = 0;
+                    do {
+                        int want = Math.min(available, buf.writableBytes());
+                        int n = c.read(buf.internalNioBuffer(buf.writerIndex(), want));
+                        if (n < 0) {
+                            eof = true;
+                            break;
+                        }
+                        if (n == 0) {
+                            break;
+                        }
+                        buf.writerIndex(buf.writerIndex() + n);
+                        total += n;
+                    } while (buf.isWritable() && (available = c.available()) > 0);
+                    if (available < 0) {
+                        eof = true;
+                    }
+                    if (total == 0) {
+                        buf.release();
+                        buf = null;
+                        break;
+                    }
+                    int n = total;
+                    allocHandle.lastBytesRead(n);
+                    allocHandle.incMessagesRead(1);
+                    readPending = false;
+                    pipeline.fireChannelRead(buf);
+                    buf = null;
+                } while (!eof && allocHandle.continueReading() && isActive());
+            } catch (Throwable t) {
+                failure = t;
+                if (buf != null) {
+                    buf.release();
+                }
+            }
+            allocHandle.readComplete();
+            pipeline.fireChannelReadComplete();
+            if (failure != null) {
+                pipeline.fireExceptionCaught(failure);
+                close(voidPromise());
+            } else if (eof) {
+                inputEnded();
+            } else if (isActive() && (readPending || cfg.isAutoRead())) {
+                arm();
+            }
+        }
+
+        private void inputEnded() {
+            if (inputShutdown) {
+                return;
+            }
+            inputShutdown = true;
+            if (config.isAllowHalfClosure()) {
+                pipeline().fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
+                pipeline().fireUserEventTriggered(ChannelInputShutdownReadComplete.INSTANCE);
+            } else {
+                close(voidPromise());
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+package io.rdmacomm.netty;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
+import io.netty.testsuite.transport.socket.SocketCancelWriteTest;
+
+import org.junit.jupiter.api.Timeout;
+
+import java.util.List;
+
+/** Netty's test methods without a timeout of their own get this one. */
+@Timeout(60)
+class TcpSocketCancelWriteTest extends SocketCancelWriteTest {
+    @Override
+    protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
+        return CommunicatorTestPermutation.socket("tcp");
+    }
+
+    @Override
+    protected List<ByteBufAllocator> newAllocators() {
+        return CommunicatorTestPermutation.allocators();
+    }
+}
