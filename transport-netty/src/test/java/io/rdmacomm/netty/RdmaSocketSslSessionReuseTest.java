@@ -4,7 +4,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
-import io.netty.testsuite.transport.socket.SocketSslClientRenegotiateTest;
+import io.netty.testsuite.transport.socket.SocketSslSessionReuseTest;
 
 import org.junit.jupiter.api.Timeout;
 
@@ -12,10 +12,10 @@ import java.util.List;
 
 /** Netty's test methods without a timeout of their own get this one. */
 @Timeout(60)
-class TcpSocketSslClientRenegotiateTest extends SocketSslClientRenegotiateTest {
+class RdmaSocketSslSessionReuseTest extends SocketSslSessionReuseTest {
     @Override
     protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
-        return CommunicatorTestPermutation.socket("tcp");
+        return CommunicatorTestPermutation.socket("rdma");
     }
 
     @Override
