@@ -42,7 +42,7 @@ class ProviderSelectionTest {
             public boolean hasNext() {
                 calls++;
                 if (calls == 1) {
-                    throw new UnsupportedClassVersionError("UcxFfmProvider has been compiled by a more recent version");
+                    throw new UnsupportedClassVersionError("FfmProvider has been compiled by a more recent version");
                 }
                 return calls == 2;
             }

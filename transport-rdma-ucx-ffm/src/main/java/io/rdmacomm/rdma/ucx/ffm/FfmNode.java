@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A UCX node of the process: one UCP context (on the bootstrap interface's devices), one thread-safe worker and one
  * {@link Progress} thread shared by every channel of one side (client or server) on one interface, and the pool of
- * {@link Op}s their operations run in. Handed out and reference counted by {@link UcxFfmProvider}.
+ * {@link Op}s their operations run in. Handed out and reference counted by {@link FfmProvider}.
  *
  * <p>Active messages: the header starts with the receiving channel's id (big-endian u32), which the engine's
  * bootstrap exchanged together with the nodes' worker addresses. Endpoints are made from worker addresses, one per
