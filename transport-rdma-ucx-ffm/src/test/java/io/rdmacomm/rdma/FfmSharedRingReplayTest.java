@@ -19,7 +19,7 @@ import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
-import io.rdmacomm.rdma.spi.UcxTransports;
+import io.rdmacomm.rdma.ucx.UcxTransports;
 import io.rdmacomm.rdma.ucx.ffm.FfmProvider;
 import java.io.IOException;
 import java.net.InetAddress;

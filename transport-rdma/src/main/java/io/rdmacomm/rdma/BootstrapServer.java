@@ -13,7 +13,6 @@ import io.rdmacomm.api.support.RateLimitedLog;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
-import io.rdmacomm.rdma.spi.UcxWire;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -481,7 +480,7 @@ final class BootstrapServer {
         // UCX cannot connect a context with RMA to one without (libucp 1.13 aborts in its wireup on shared memory);
         // verbs ignores the option
         boolean trusted = RdmaCommunicator.trustsPeers(endpoint);
-        if (hello.oneSidedTrusted() != trusted && UcxWire.FAMILY.equals(provider.wireFamily())) {
+        if (hello.oneSidedTrusted() != trusted && provider.oneSidedModesMustMatch()) {
             return "the client's endpoint says oneSided=" + (hello.oneSidedTrusted() ? "trusted" : "checked")
                     + ", this server's oneSided=" + (trusted ? "trusted" : "checked")
                     + ": both ends must say the same";

@@ -17,10 +17,19 @@ public interface RdmaProvider {
 
     /**
      * The wire format this provider speaks: providers of one family connect to each other whatever their names
-     * ({@code ucx-jucx} and {@code ucx-ffm} are both {@link UcxWire#FAMILY}); by default the provider's name.
+     * (the two UCX providers are both of family {@code ucx}); by default the provider's name.
      */
     default String wireFamily() {
         return name();
+    }
+
+    /**
+     * Whether a client and a server of this provider must both say the same {@code oneSided} (trusted or checked):
+     * true where a node giving its peers one-sided access cannot connect to one that withholds it (UCX: libucp
+     * aborts in its wireup when a context with RMA meets one without). False by default.
+     */
+    default boolean oneSidedModesMustMatch() {
+        return false;
     }
 
     /**

@@ -9,7 +9,7 @@ import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.MappedRing;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
-import io.rdmacomm.rdma.spi.UcxTransports;
+import io.rdmacomm.rdma.ucx.UcxTransports;
 import io.rdmacomm.ucx.ffm.UcpContext;
 import io.rdmacomm.ucx.ffm.UcpEndpoint;
 import io.rdmacomm.ucx.ffm.UcpMemory;

@@ -3,9 +3,9 @@ package io.rdmacomm.rdma.ucx.ffm;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaNode;
-import io.rdmacomm.rdma.spi.SharedEndpoints;
-import io.rdmacomm.rdma.spi.UcxTransports;
-import io.rdmacomm.rdma.spi.UcxWire;
+import io.rdmacomm.rdma.ucx.SharedEndpoints;
+import io.rdmacomm.rdma.ucx.UcxTransports;
+import io.rdmacomm.rdma.ucx.UcxWire;
 import io.rdmacomm.ucx.ffm.AmMessage;
 import io.rdmacomm.ucx.ffm.UcpContext;
 import io.rdmacomm.ucx.ffm.UcpEndpoint;
@@ -87,7 +87,7 @@ final class FfmNode implements RdmaNode {
 
     /**
      * A node on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice) for {@code side}'s channels;
-     * {@code lastUserLeft} counts its users down (see {@link io.rdmacomm.rdma.spi.NodeRegistry}).
+     * {@code lastUserLeft} counts its users down (see {@link io.rdmacomm.rdma.ucx.NodeRegistry}).
      */
     FfmNode(String netDevices, RdmaChannel.Role side, boolean trustPeers, BooleanSupplier lastUserLeft) {
         this.lastUserLeft = lastUserLeft;

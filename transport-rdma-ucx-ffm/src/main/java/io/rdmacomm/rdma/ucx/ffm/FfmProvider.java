@@ -1,12 +1,12 @@
 package io.rdmacomm.rdma.ucx.ffm;
 
 import io.rdmacomm.api.CommunicatorException;
-import io.rdmacomm.rdma.spi.NodeRegistry;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
-import io.rdmacomm.rdma.spi.UcxTransports;
-import io.rdmacomm.rdma.spi.UcxWire;
+import io.rdmacomm.rdma.ucx.NodeRegistry;
+import io.rdmacomm.rdma.ucx.UcxTransports;
+import io.rdmacomm.rdma.ucx.UcxWire;
 import io.rdmacomm.ucx.ffm.Ucx;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -39,6 +39,12 @@ public final class FfmProvider implements RdmaProvider {
     @Override
     public String wireFamily() {
         return UcxWire.FAMILY;
+    }
+
+    /** UCX cannot connect a context with RMA (oneSided=trusted) to one without. */
+    @Override
+    public boolean oneSidedModesMustMatch() {
+        return true;
     }
 
     @Override

@@ -1,7 +1,7 @@
 package io.rdmacomm.rdma.ucx.jucx;
 
 import io.rdmacomm.api.CommunicatorException;
-import io.rdmacomm.rdma.spi.UcxWire;
+import io.rdmacomm.rdma.ucx.UcxWire;
 import java.nio.ByteBuffer;
 import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.UcxUtils;

@@ -7,7 +7,7 @@ import io.rdmacomm.api.RegisteredMemory;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
-import io.rdmacomm.rdma.spi.UcxTransports;
+import io.rdmacomm.rdma.ucx.UcxTransports;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Set;

@@ -5,9 +5,9 @@ import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaNode;
-import io.rdmacomm.rdma.spi.SharedEndpoints;
-import io.rdmacomm.rdma.spi.UcxTransports;
-import io.rdmacomm.rdma.spi.UcxWire;
+import io.rdmacomm.rdma.ucx.SharedEndpoints;
+import io.rdmacomm.rdma.ucx.UcxTransports;
+import io.rdmacomm.rdma.ucx.UcxWire;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -83,7 +83,7 @@ final class JucxNode implements RdmaNode {
     /**
      * A node for {@code side}'s connections on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice), giving
      * peers one-sided access on every transport with {@code trustPeers} (oneSided=trusted); {@code lastUserLeft}
-     * counts its users down (see {@link io.rdmacomm.rdma.spi.NodeRegistry}).
+     * counts its users down (see {@link io.rdmacomm.rdma.ucx.NodeRegistry}).
      */
     JucxNode(String netDevices, RdmaChannel.Role side, boolean trustPeers, BooleanSupplier lastUserLeft) {
         this.lastUserLeft = lastUserLeft;

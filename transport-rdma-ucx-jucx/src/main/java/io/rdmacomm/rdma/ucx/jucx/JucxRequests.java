@@ -2,7 +2,7 @@ package io.rdmacomm.rdma.ucx.jucx;
 
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.rdma.spi.Completion;
-import io.rdmacomm.rdma.spi.UcxWire;
+import io.rdmacomm.rdma.ucx.UcxWire;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

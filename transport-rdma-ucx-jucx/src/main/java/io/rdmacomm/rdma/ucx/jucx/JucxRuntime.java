@@ -1,6 +1,6 @@
 package io.rdmacomm.rdma.ucx.jucx;
 
-import io.rdmacomm.rdma.spi.UcxTransports;
+import io.rdmacomm.rdma.ucx.UcxTransports;
 import java.util.Optional;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpointParams;

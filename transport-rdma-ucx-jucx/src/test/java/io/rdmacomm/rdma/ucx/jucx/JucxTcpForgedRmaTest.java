@@ -8,7 +8,7 @@ import io.rdmacomm.api.Communicator;
 import io.rdmacomm.rdma.HostilePeerContractTest;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaNode;
-import io.rdmacomm.rdma.spi.UcxWire;
+import io.rdmacomm.rdma.ucx.UcxWire;
 import io.rdmacomm.testkit.TransportUnderTest;
 import java.io.IOException;
 import java.net.InetAddress;

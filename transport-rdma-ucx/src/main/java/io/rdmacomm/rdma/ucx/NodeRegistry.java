@@ -1,5 +1,6 @@
-package io.rdmacomm.rdma.spi;
+package io.rdmacomm.rdma.ucx;
 
+import io.rdmacomm.rdma.spi.RdmaProvider;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;

@@ -1,4 +1,7 @@
-package io.rdmacomm.rdma.spi;
+package io.rdmacomm.rdma.ucx;
+
+import io.rdmacomm.rdma.spi.RdmaChannel;
+import io.rdmacomm.rdma.spi.RdmaProvider;
 
 /**
  * The wire format of the UCX providers ({@code ucx-jucx}, {@code ucx-ffm}), defined once so that a JUCX peer and an

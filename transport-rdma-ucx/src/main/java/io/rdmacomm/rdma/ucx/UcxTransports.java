@@ -1,4 +1,4 @@
-package io.rdmacomm.rdma.spi;
+package io.rdmacomm.rdma.ucx;
 
 import java.io.File;
 import java.net.InetAddress;

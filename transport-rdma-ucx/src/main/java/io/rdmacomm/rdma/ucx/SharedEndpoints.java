@@ -1,4 +1,4 @@
-package io.rdmacomm.rdma.spi;
+package io.rdmacomm.rdma.ucx;
 
 import java.nio.ByteBuffer;
 import java.util.HashMap;
