@@ -6,6 +6,7 @@ import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -17,6 +18,10 @@ import java.util.function.BooleanSupplier;
  * @param <N> the provider's node type
  */
 public abstract class UcxProvider<N extends RdmaNode> implements RdmaProvider {
+    /** The name of the provider on the ucx-ffm binding (java.lang.foreign, JDK 22+). */
+    public static final String FFM = "ucx-ffm";
+    /** The name of the provider on JUCX (JNI, JDK 17+). */
+    public static final String JUCX = "ucx-jucx";
     /** Makes a provider's node; {@code lastUserLeft} releases it from the registry (true: destroy it). */
     @FunctionalInterface
     protected interface NodeFactory<N> {
@@ -52,6 +57,17 @@ public abstract class UcxProvider<N extends RdmaNode> implements RdmaProvider {
     @Override
     public final boolean oneSidedModesMustMatch() {
         return true;
+    }
+
+    /** That of {@code ucx-ffm}, which a JVM before 22 cannot load and a build by one leaves out. */
+    @Override
+    public final Optional<String> absenceCause(String name) {
+        return name.equals(FFM) ? Optional.of(ffmRequirement(Runtime.version().feature())) : Optional.empty();
+    }
+
+    /** What {@code ucx-ffm} needs, said to a JVM of feature version {@code feature} that lacks it. */
+    public static String ffmRequirement(int feature) {
+        return "it needs JDK 22 or later (this JVM is " + feature + ") and the module transport-rdma-ucx-ffm";
     }
 
     @Override

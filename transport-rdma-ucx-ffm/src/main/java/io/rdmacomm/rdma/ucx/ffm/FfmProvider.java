@@ -6,7 +6,8 @@ import io.rdmacomm.ucx.ffm.Ucx;
 import java.util.Optional;
 
 /**
- * The {@code ucx-ffm} RDMA provider, which {@code provider=ucx} selects wherever it can run: UCX through the
+ * The {@code ucx-ffm} RDMA provider, which {@code provider=ucx} selects wherever it can run (it ranks above
+ * {@code ucx-jucx}): UCX through the
  * {@code ucx-ffm} binding, allocation-free on the data path and without JUCX's leaked requests. One {@link FfmNode}
  * per side (client, server) and interface in the process, shared by all connections of that side; endpoints are made
  * from the worker addresses the engine's bootstrap carries. UCX's own listener and connection manager are not used.
@@ -22,7 +23,13 @@ public final class FfmProvider extends UcxProvider<FfmNode> {
 
     @Override
     public String name() {
-        return "ucx-ffm";
+        return FFM;
+    }
+
+    /** Above ucx-jucx (5): {@code provider=ucx} runs on ucx-ffm wherever it can. */
+    @Override
+    public int priority() {
+        return 7;
     }
 
     /**
