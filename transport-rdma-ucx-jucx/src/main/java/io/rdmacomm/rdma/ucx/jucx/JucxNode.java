@@ -207,7 +207,7 @@ final class JucxNode implements RdmaNode {
     public RdmaChannel newChannel(String peerName, ChannelHandler handler) {
         int id = ids.getAndIncrement();
         JucxChannel ch = new JucxChannel(this, id, peerName, eager);
-        ch.handler = handler;
+        ch.handler(handler);
         channels.put(id, ch);
         return ch;
     }

@@ -80,7 +80,7 @@ final class JucxRequests {
         } else {
             try {
                 // JUCX allocates a request per put; a put carries no callback: the flush reports it
-                channel.ep.putNonBlocking(srcAddress, length, dstAddress, dst, null, JucxRuntime.HOST_MEMORY);
+                channel.endpoint().putNonBlocking(srcAddress, length, dstAddress, dst, null, JucxRuntime.HOST_MEMORY);
                 PUTS.increment();
             } catch (RuntimeException e) {
                 failed = new CommunicatorException("put to " + channel.peerName() + " failed: " + e.getMessage(), e);
@@ -111,7 +111,7 @@ final class JucxRequests {
         }
         UcpRequest r;
         try {
-            r = channel.ep.getNonBlocking(srcAddress, src, dstAddress, length, s, JucxRuntime.HOST_MEMORY);
+            r = channel.endpoint().getNonBlocking(srcAddress, src, dstAddress, length, s, JucxRuntime.HOST_MEMORY);
         } catch (RuntimeException e) {
             s.fail(gen, new CommunicatorException("get from " + channel.peerName() + " failed: " + e.getMessage(),
                     e));
@@ -170,8 +170,8 @@ final class JucxRequests {
         try {
             // engine messages always eager: an ucx-ffm peer refuses a control message that arrives as rendezvous
             long flags = amId == UcxWire.AM_CONTROL ? UcpConstants.UCP_AM_SEND_FLAG_EAGER : 0;
-            r = channel.ep.sendAmNonBlocking(amId, headerAddress, headerLength, dataAddress, dataLength, flags, s,
-                    JucxRuntime.HOST_MEMORY);
+            r = channel.endpoint().sendAmNonBlocking(amId, headerAddress, headerLength, dataAddress, dataLength,
+                    flags, s, JucxRuntime.HOST_MEMORY);
         } catch (RuntimeException e) {
             s.fail(gen, new CommunicatorException("active message to " + channel.peerName() + " failed: "
                     + e.getMessage(), e));
@@ -191,7 +191,7 @@ final class JucxRequests {
         }
         UcpRequest r;
         try {
-            r = channel.ep.flushNonBlocking(s);
+            r = channel.endpoint().flushNonBlocking(s);
         } catch (RuntimeException e) {
             s.fail(gen, new CommunicatorException("flush to " + channel.peerName() + " failed: " + e.getMessage(), e));
             return;
@@ -231,7 +231,7 @@ final class JucxRequests {
             this.stage = stage;
             this.done = done;
             this.what = what;
-            return mem.clear().putInt(channel.remoteId);
+            return mem.clear().putInt(channel.remoteId());
         }
 
         synchronized int issue() {
