@@ -34,6 +34,6 @@ final class JucxTrustedPuts implements BeforeAllCallback, AfterAllCallback {
     /** A class the environment skips (the tcp kits outside the ucx-tcp execution) runs nothing. */
     private static boolean skipped(ExtensionContext context) {
         String name = context.getRequiredTestClass().getSimpleName();
-        return name.startsWith("UcxTcp") && !"tcp".equals(System.getenv("UCX_TLS"));
+        return name.startsWith("JucxTcp") && !"tcp".equals(System.getenv("UCX_TLS"));
     }
 }
