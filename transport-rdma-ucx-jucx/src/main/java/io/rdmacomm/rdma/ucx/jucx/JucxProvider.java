@@ -7,10 +7,10 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The {@code ucx-jucx} RDMA provider, which {@code provider=ucx} selects where {@code ucx-ffm} cannot run: JUCX over the system's libucx, using whatever UCX finds (InfiniBand/RoCE verbs,
- * shared memory, tcp; restrict it with {@code UCX_TLS}). One node (context, worker, progress thread) per interface,
- * side (client, server) and process, shared by all connections of that side; endpoints are created from the peer's worker address, which the
- * engine's bootstrap carries. UCX's own connection manager and listener are not used.
+ * The {@code ucx-jucx} RDMA provider, which {@code provider=ucx} selects where {@code ucx-ffm} cannot run (it ranks
+ * below it): JUCX over the system's libucx, using whatever UCX finds (InfiniBand/RoCE verbs, shared memory, tcp;
+ * restrict it with {@code UCX_TLS}). One node ({@link JucxNode}: context, worker, progress thread) per interface, side
+ * (client, server) and process, shared by all connections of that side ({@link UcxProvider}).
  */
 public final class JucxProvider extends UcxProvider<JucxNode> {
     /**
