@@ -1,11 +1,11 @@
 package io.rdmacomm.rdma.ucx.jucx;
 
-import io.rdmacomm.api.support.RateLimitedLog;
 import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.ucx.SharedEndpoints;
+import io.rdmacomm.rdma.ucx.UcxProgress;
 import io.rdmacomm.rdma.ucx.UcxTransports;
 import io.rdmacomm.rdma.ucx.UcxWire;
 import java.nio.ByteBuffer;
@@ -14,10 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import org.openucx.jucx.UcxUtils;
@@ -39,35 +37,21 @@ import org.slf4j.LoggerFactory;
  */
 final class JucxNode implements RdmaNode {
     private static final Logger LOG = LoggerFactory.getLogger(JucxNode.class);
-    /** Progress failures, at most one line a second: a failure that repeats must not flood the log. */
-    private final RateLimitedLog failures = new RateLimitedLog(LOG);
-    private static final long POLL_PAUSE_NANOS = 20_000;
-    /**
-     * How long the progress thread stays aside after an application thread last polled, unless told sooner that
-     * polling ended ({@link #pollingEnded()}); bounds the delay of asynchronous progress if a poller vanishes.
-     */
-    private static final long APP_POLL_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     final UcpContext context;
     final UcpWorker worker;
     private final byte[] address;
     /** The endpoints to peer workers, shared by this node's channels. */
     final SharedEndpoints<UcpEndpoint, JucxChannel> endpoints;
-    private final Thread thread;
+    private final Loop progressThread;
     private final Map<Integer, JucxChannel> channels = new ConcurrentHashMap<>();
     private final AtomicInteger ids = new AtomicInteger(1);
     /** Whether one-sided access is withheld from peers: writes are active messages, gets are the engine's. */
     private final boolean eager;
     /** Called by each {@link #close()}; true once the last user left. */
     private final BooleanSupplier lastUserLeft;
-    private volatile boolean running = true;
-    private volatile boolean sleeping;
-    /** Whether the thread parks because an application thread polls; {@link #pollingEnded()} unparks it. */
-    private volatile boolean asideForApp;
     /** Whether an application thread is inside {@link #poll()}. */
     private final AtomicBoolean appPolling = new AtomicBoolean();
-    /** Set by every application poll, cleared by this thread when it looks (a clock read per poll cost more). */
-    private volatile boolean appPolled;
     /** UCX requests not completed yet: while any exists the thread polls, since pending sends get no wakeup. */
     private final AtomicInteger inflight = new AtomicInteger();
     private final List<Waiter> progressWatchers = new CopyOnWriteArrayList<>();
@@ -104,10 +88,41 @@ final class JucxNode implements RdmaNode {
         a.get(address);
         worker.setAmRecvHandler(UcxWire.AM_CONTROL, (h, hs, d, ep) -> onAm(UcxWire.AM_CONTROL, h, hs, d));
         worker.setAmRecvHandler(UcxWire.AM_WRITE, (h, hs, d, ep) -> onAm(UcxWire.AM_WRITE, h, hs, d));
-        thread = new Thread(this::run, "rdmacomm-rdma-progress-ucx-" + (side == RdmaChannel.Role.ACTIVE ? "client"
+        progressThread = new Loop("rdmacomm-rdma-progress-ucx-" + (side == RdmaChannel.Role.ACTIVE ? "client"
                 : "server") + (netDevices == null ? "" : "-" + netDevices));
-        thread.setDaemon(true);
-        thread.start();
+    }
+
+    /** The node's progress thread ({@link UcxProgress}): a round is one progress of the worker. */
+    private final class Loop extends UcxProgress {
+        Loop(String name) {
+            start(name);
+        }
+
+        @Override
+        protected int progressRound() throws Exception {
+            return progress();
+        }
+
+        /** UCX requests not completed yet: pending sends get no wake-up event. */
+        @Override
+        protected boolean pending() {
+            return inflight.get() > 0;
+        }
+
+        @Override
+        protected boolean nothingToDo() throws Exception {
+            return progress() == 0 && inflight.get() == 0;
+        }
+
+        @Override
+        protected void waitForEvents() {
+            worker.waitForEvents();
+        }
+
+        @Override
+        protected void signal() {
+            worker.signal();
+        }
     }
 
     /** The endpoint to a peer worker, shared by this node's channels to it; its error fails them all. */
@@ -143,44 +158,10 @@ final class JucxNode implements RdmaNode {
         return 0;
     }
 
-    private void run() {
-        while (running) {
-            try {
-                if (appPolled) {
-                    // a busy-polling application thread drives the worker: stay off its lock and off the CPU
-                    // (waking up every few microseconds costs the poller its core on a small machine)
-                    appPolled = false;
-                    asideForApp = true;
-                    LockSupport.parkNanos(this, APP_POLL_GRACE_NANOS);
-                    asideForApp = false;
-                    continue;
-                }
-                if (progress() == 0) {
-                    if (inflight.get() > 0) {
-                        LockSupport.parkNanos(POLL_PAUSE_NANOS);
-                        continue;
-                    }
-                    sleeping = true;
-                    if (progress() == 0 && inflight.get() == 0 && running) {
-                        worker.waitForEvents();
-                    }
-                    sleeping = false;
-                }
-            } catch (Throwable e) { // NOPMD: one peer's failure (up to an Error in its callback) must not end progress
-                sleeping = false;
-                if (running) {
-                    failures.warn("UCX progress failed, progressing on: {}", e.toString(), e);
-                }
-            }
-        }
-    }
-
     /** An operation was issued: poll until {@link #end()}, and wake the thread if it sleeps. */
     void begin() {
         inflight.incrementAndGet();
-        if (sleeping) {
-            worker.signal();
-        }
+        progressThread.wakeIfSleeping();
     }
 
     /**
@@ -193,7 +174,7 @@ final class JucxNode implements RdmaNode {
 
     /** After issuing a request counted with {@link #track()}: a pending one needs the thread polling. */
     void issued(UcpRequest request) {
-        if (sleeping && !request.isCompleted()) {
+        if (progressThread.sleeping() && !request.isCompleted()) {
             worker.signal();
         }
     }
@@ -220,9 +201,7 @@ final class JucxNode implements RdmaNode {
      */
     @Override
     public boolean poll() {
-        if (!appPolled) {
-            appPolled = true;
-        }
+        progressThread.applicationPolled();
         if (!appPolling.compareAndSet(false, true)) {
             return false;
         }
@@ -266,10 +245,7 @@ final class JucxNode implements RdmaNode {
     /** An application thread stopped polling: take over progress now rather than after the grace period. */
     @Override
     public void pollingEnded() {
-        appPolled = false;
-        if (asideForApp) {
-            LockSupport.unpark(thread);
-        }
+        progressThread.pollingEnded();
     }
 
     void lock() {
@@ -295,17 +271,10 @@ final class JucxNode implements RdmaNode {
             return;
         }
         if (!channels.isEmpty()) {
-            LOG.warn("{} released with {} channels open", thread.getName(), channels.size());
+            LOG.warn("{} released with {} channels open", progressThread.threadName(), channels.size());
         }
-        running = false;
-        worker.signal();
-        try {
-            thread.join(TimeUnit.SECONDS.toMillis(5));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (thread.isAlive()) {
-            LOG.warn("{} did not stop within 5 s; leaving its worker", thread.getName());
+        if (!progressThread.stop()) {
+            LOG.warn("{} did not stop within 5 s; leaving its worker", progressThread.threadName());
             return;
         }
         worker.close();
