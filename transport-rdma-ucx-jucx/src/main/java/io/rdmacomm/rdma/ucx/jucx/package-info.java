@@ -1,6 +1,6 @@
 /**
  * The {@code ucx-jucx} provider of the rdma transport, on JUCX 1.12.1 and the system's libucx, built on what both
- * UCX providers share ({@link io.rdmacomm.rdma.ucx}): per process, one node per
+ * UCX providers share ({@code io.rdmacomm.rdma.ucx}): per process, one node per
  * side (client, server) and interface, each a UCP context restricted to that interface's devices with one
  * thread-safe worker, progressed by its own {@code rdmacomm-rdma-progress-ucx-*} thread that sleeps in
  * {@code ucp_worker_wait}, and shared by all connections of that side; endpoints are created from the peer's worker
