@@ -2,6 +2,7 @@ package io.rdmacomm.bench;
 
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.cli.Cli;
+import io.rdmacomm.clientcomm.bench.BenchCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

@@ -3,6 +3,7 @@ package io.rdmacomm.bench;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.clientcomm.bench.Json;
 import io.rdmacomm.session.SessionClient;
 import io.rdmacomm.session.SessionRequest;
 import java.io.BufferedReader;

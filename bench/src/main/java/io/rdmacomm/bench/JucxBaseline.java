@@ -4,6 +4,12 @@ import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.Units;
 import io.rdmacomm.cli.Cli;
+import io.rdmacomm.clientcomm.bench.BandwidthHarness;
+import io.rdmacomm.clientcomm.bench.BulkSender;
+import io.rdmacomm.clientcomm.bench.LatencyHarness;
+import io.rdmacomm.clientcomm.bench.Measured;
+import io.rdmacomm.clientcomm.bench.Options;
+import io.rdmacomm.clientcomm.bench.RoundTrip;
 import java.io.IOException;
 import java.time.Duration;
 import picocli.CommandLine;
@@ -53,7 +59,7 @@ final class JucxBaseline {
                     + "before the ping is sent, both awaited by busy-polling the worker (the server spins too)."})
     static final class Latency extends LatencyHarness {
         @Override
-        Measured<RawUcxClient.Echo> connect(Endpoint endpoint, int size) throws IOException {
+        protected Measured<RawUcxClient.Echo> connect(Endpoint endpoint, int size) throws IOException {
             RawUcxClient client = RawUcxClient.connect(Options.rawUcxAddress(spec, endpoint), RawUcx.KIND_ECHO,
                     size, 0, timeout(endpoint));
             return new Measured<>(client.roundTrip(size), TRANSPORT, MODE, endpoint.toString(), client);
@@ -69,7 +75,7 @@ final class JucxBaseline {
                     + "message; timed from the first send to that acknowledgement."})
     static final class Bandwidth extends BandwidthHarness {
         @Override
-        Measured<BulkSender> connect(Endpoint endpoint, int size, long total) throws IOException {
+        protected Measured<BulkSender> connect(Endpoint endpoint, int size, long total) throws IOException {
             RawUcxClient client = RawUcxClient.connect(Options.rawUcxAddress(spec, endpoint), RawUcx.KIND_SINK,
                     size, total, timeout(endpoint));
             return new Measured<>(client.sender(), TRANSPORT, MODE, endpoint.toString(), client);
@@ -97,7 +103,7 @@ final class JucxBaseline {
         Target target;
 
         @Override
-        Measured<BulkSender> connect(Endpoint endpoint, int size, long total) throws IOException {
+        protected Measured<BulkSender> connect(Endpoint endpoint, int size, long total) throws IOException {
             RawUcxClient client = RawUcxClient.connect(Options.rawUcxAddress(spec, endpoint), RawUcx.KIND_PUT,
                     size, total, target.memory, timeout(endpoint));
             return new Measured<>(client.putSender(), TRANSPORT, "put-flush/" + target.memory.label() + "-memory",
@@ -117,7 +123,7 @@ final class JucxBaseline {
         Target target;
 
         @Override
-        Measured<RoundTrip> connect(Endpoint endpoint, int size) throws IOException {
+        protected Measured<RoundTrip> connect(Endpoint endpoint, int size) throws IOException {
             RawUcxClient client = RawUcxClient.connect(Options.rawUcxAddress(spec, endpoint), RawUcx.KIND_PUT,
                     size, size, target.memory, timeout(endpoint));
             return new Measured<>(client.putRoundTrip(size), TRANSPORT, "put-flush/" + target.memory.label()
@@ -159,7 +165,7 @@ final class JucxBaseline {
         }
 
         @Override
-        Measured<RoundTrip> connect(Endpoint endpoint, int size) throws IOException {
+        protected Measured<RoundTrip> connect(Endpoint endpoint, int size) throws IOException {
             long idleMillis = idleFor.toMillis();
             Options.check(spec, idleMillis >= 1 && idleMillis <= RawUcxServer.MAX_IDLE_MILLIS, "--idle-for must be"
                     + " between 1ms and " + RawUcxServer.MAX_IDLE_MILLIS / 1000 + "s, got "

@@ -1,6 +1,12 @@
 package io.rdmacomm.bench;
 
 import io.rdmacomm.cli.Cli;
+import io.rdmacomm.clientcomm.bench.BandwidthResult;
+import io.rdmacomm.clientcomm.bench.BulkSender;
+import io.rdmacomm.clientcomm.bench.Messages;
+import io.rdmacomm.clientcomm.bench.Options;
+import io.rdmacomm.clientcomm.bench.Progress;
+import io.rdmacomm.clientcomm.bench.Runs;
 import java.nio.ByteBuffer;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

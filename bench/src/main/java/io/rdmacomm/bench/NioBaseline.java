@@ -2,6 +2,12 @@ package io.rdmacomm.bench;
 
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.cli.Cli;
+import io.rdmacomm.clientcomm.bench.BandwidthHarness;
+import io.rdmacomm.clientcomm.bench.BulkSender;
+import io.rdmacomm.clientcomm.bench.EchoRoundTrip;
+import io.rdmacomm.clientcomm.bench.LatencyHarness;
+import io.rdmacomm.clientcomm.bench.Measured;
+import io.rdmacomm.clientcomm.bench.Options;
 import java.io.IOException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -75,7 +81,7 @@ final class NioBaseline {
         Mode mode;
 
         @Override
-        Measured<EchoRoundTrip> connect(Endpoint endpoint, int size) throws IOException {
+        protected Measured<EchoRoundTrip> connect(Endpoint endpoint, int size) throws IOException {
             RawClient client = RawClient.connect(Options.rawAddress(spec, endpoint), mode.kind, 0);
             EchoRoundTrip rt = mode == Mode.BLOCKING ? client.blockingRoundTrip(size) : client.busyPollRoundTrip(size);
             return new Measured<>(rt, TRANSPORT, mode.label, endpoint(endpoint), client);
@@ -90,7 +96,7 @@ final class NioBaseline {
                     + "direct buffer (its --sink-buffer) and acknowledges the count."})
     static final class Bandwidth extends BandwidthHarness {
         @Override
-        Measured<BulkSender> connect(Endpoint endpoint, int size, long total) throws IOException {
+        protected Measured<BulkSender> connect(Endpoint endpoint, int size, long total) throws IOException {
             RawClient client = RawClient.connect(Options.rawAddress(spec, endpoint), RawProtocol.Kind.SINK, total);
             return new Measured<>(client.sender(), TRANSPORT, Mode.BLOCKING.label, endpoint(endpoint), client);
         }

@@ -1,5 +1,7 @@
 package io.rdmacomm.bench;
 
+import io.rdmacomm.clientcomm.bench.BulkSender;
+import io.rdmacomm.clientcomm.bench.EchoRoundTrip;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.ConnectException;

@@ -1,6 +1,8 @@
 package io.rdmacomm.bench;
 
 import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.clientcomm.bench.Messages;
+import io.rdmacomm.clientcomm.bench.Options;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -1,6 +1,10 @@
 package io.rdmacomm.bench;
 
 import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.clientcomm.bench.BulkSender;
+import io.rdmacomm.clientcomm.bench.EchoRoundTrip;
+import io.rdmacomm.clientcomm.bench.Messages;
+import io.rdmacomm.clientcomm.bench.RoundTrip;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;

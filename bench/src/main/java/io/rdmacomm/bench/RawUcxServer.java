@@ -1,6 +1,7 @@
 package io.rdmacomm.bench;
 
 import io.rdmacomm.api.CommunicatorException;
+import io.rdmacomm.clientcomm.bench.Options;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.ref.Reference;

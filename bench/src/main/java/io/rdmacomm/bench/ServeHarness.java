@@ -1,6 +1,7 @@
 package io.rdmacomm.bench;
 
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.clientcomm.bench.Options;
 import java.io.IOException;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Model.CommandSpec;

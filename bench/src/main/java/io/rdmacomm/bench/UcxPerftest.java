@@ -1,5 +1,8 @@
 package io.rdmacomm.bench;
 
+import io.rdmacomm.clientcomm.bench.BandwidthResult;
+import io.rdmacomm.clientcomm.bench.Json;
+import io.rdmacomm.clientcomm.bench.LatencyResult;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

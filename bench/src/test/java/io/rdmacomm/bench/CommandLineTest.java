@@ -7,7 +7,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import picocli.CommandLine;
 
-/** Runs a command line with its output kept, for the tests of {@code bench} and {@code baseline}. */
+/** Runs a command line with its output kept, for the tests of {@code baseline}. */
 abstract class CommandLineTest {
     final StringWriter out = new StringWriter();
     final StringWriter err = new StringWriter();

@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.clientcomm.bench.AllocationMeter;
+import io.rdmacomm.clientcomm.bench.Messages;
+import io.rdmacomm.clientcomm.bench.Progress;
+import io.rdmacomm.clientcomm.bench.Runs;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;

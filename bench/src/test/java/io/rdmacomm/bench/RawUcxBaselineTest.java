@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdmacomm.api.HandshakeException;
+import io.rdmacomm.clientcomm.bench.AllocationMeter;
+import io.rdmacomm.clientcomm.bench.Messages;
+import io.rdmacomm.clientcomm.bench.Progress;
+import io.rdmacomm.clientcomm.bench.Runs;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -3,7 +3,7 @@ package io.rdmacomm.clientcomm;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
-import io.rdmacomm.bench.BenchCommand;
+import io.rdmacomm.clientcomm.bench.BenchCommand;
 import io.rdmacomm.cli.Cli;
 import io.rdmacomm.cli.SecretOptions;
 import io.rdmacomm.session.SessionClient;

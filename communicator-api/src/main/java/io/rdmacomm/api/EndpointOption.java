@@ -47,7 +47,7 @@ public enum EndpointOption {
     SECRET_ENV("secretEnv", Type.STRING, "", Set.of("tcp", "rdma"),
             "the name of an environment variable holding the shared secret, instead of secretFile"),
     TLS("tls", Type.STRING, "false", Set.of("tcp"),
-            "true: the connection runs TLS (the JDK's engine) before the handshake, so stream and remote-memory"
+            "true: the connection runs TLS (on the engine tlsEngine picks) before the handshake, so stream and remote-memory"
                     + " traffic are encrypted; both ends must say so"),
     TLS_CERT("tlsCert", Type.STRING, "", Set.of("tcp"),
             "a PEM file with this side's certificate chain (its own first), used with tlsKey"),
@@ -68,6 +68,9 @@ public enum EndpointOption {
                     + " tlsTrust"),
     TLS_MIN_VERSION("tlsMinVersion", Type.STRING, "1.3", Set.of("tcp"),
             "the oldest TLS version accepted: 1.3, or 1.2 to also allow TLS 1.2"),
+    TLS_ENGINE("tlsEngine", Type.STRING, "auto", Set.of("tcp"),
+            "the TLS implementation: jdk (the JDK's JSSE), openssl (BoringSSL through netty-tcnative, which must"
+                    + " be on the class path), or auto (openssl where it is on the class path and loads, else jdk)"),
     PROVIDER("provider", Type.STRING, "ucx", Set.of("rdma"),
             "the RDMA provider: ucx (UCX: ucx-ffm where the JVM can run it, JDK 22+ with native access, else"
                     + " ucx-jucx), ucx-ffm or ucx-jucx to force one, or verbs (DiSNI over libibverbs/librdmacm)"),
@@ -97,7 +100,8 @@ public enum EndpointOption {
             PROVIDER, List.of("ucx", "ucx-ffm", "ucx-jucx", "verbs"), WIRE, List.of("framed", "raw"),
             ONE_SIDED, List.of("checked", "trusted"),
             TLS, List.of("false", "true"),
-            TLS_CLIENT_AUTH, List.of("none", "optional", "required"), TLS_MIN_VERSION, List.of("1.3", "1.2"));
+            TLS_CLIENT_AUTH, List.of("none", "optional", "required"), TLS_MIN_VERSION, List.of("1.3", "1.2"),
+            TLS_ENGINE, List.of("auto", "jdk", "openssl"));
 
     private final String key;
     private final Type type;

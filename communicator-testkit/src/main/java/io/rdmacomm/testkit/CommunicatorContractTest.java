@@ -2,16 +2,12 @@ package io.rdmacomm.testkit;
 
 import static io.rdmacomm.testkit.Harness.assertBytes;
 import static io.rdmacomm.testkit.Harness.await;
-import static io.rdmacomm.testkit.Harness.awaitBlocked;
 import static io.rdmacomm.testkit.Harness.direct;
 import static io.rdmacomm.testkit.Harness.exchange;
-import static io.rdmacomm.testkit.Harness.failureOf;
 import static io.rdmacomm.testkit.Harness.random;
 import static io.rdmacomm.testkit.Harness.readN;
 import static io.rdmacomm.testkit.Harness.writeAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,23 +22,17 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
-import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ByteChannel;
-import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -57,30 +47,13 @@ import org.junit.jupiter.api.Timeout;
  * }</pre>
  *
  * <p>Every test closes all it opened, then checks that no thread of the transport ({@code rdmacomm-<scheme>-*})
- * outlives the close. See {@link TransportUnderTest} for the hooks a non-socket transport replaces.
+ * outlives the close. The tests of the close, and the harness, are in the package-private superclass
+ * {@code CloseContractTest}, which a subclass of this kit runs with these. See {@link TransportUnderTest} for the
+ * hooks a non-socket transport replaces.
  */
-public abstract class CommunicatorContractTest {
-    private static final int MIB = 1 << 20;
-    private static final Duration BLOCK_WAIT = Duration.ofSeconds(5);
-    private static final Duration THREAD_DEADLINE = Duration.ofSeconds(5);
-
-    private final TransportUnderTest transport;
-    private Harness h;
-
+public abstract class CommunicatorContractTest extends CloseContractTest {
     protected CommunicatorContractTest(TransportUnderTest transport) {
-        this.transport = Objects.requireNonNull(transport, "transport");
-    }
-
-    @BeforeEach
-    void openHarness() {
-        h = new Harness(transport);
-        h.assumeAvailable();
-    }
-
-    @AfterEach
-    void closeEverythingAndCheckThreads() throws Exception {
-        h.close();
-        Harness.assertNoThreads(transport.threadPrefix(), THREAD_DEADLINE);
+        super(transport);
     }
 
     @Test
@@ -262,95 +235,6 @@ public abstract class CommunicatorContractTest {
 
     @Test
     @Timeout(30)
-    void readReturnsMinusOneAfterCleanPeerCloseAndKeepsReturningIt() throws Exception {
-        Pair p = h.pair();
-        byte[] msg = random(11, 3000);
-        p.client().write(ByteBuffer.wrap(msg));
-        p.client().close();
-        assertBytes(msg, readN(p.accepted(), msg.length), "bytes written before close");
-        assertEquals(-1, p.accepted().read(ByteBuffer.allocate(10)), "read after the peer closed");
-        assertEquals(-1, p.accepted().read(ByteBuffer.allocate(10)), "next read after the peer closed");
-    }
-
-    @Test
-    @Timeout(30)
-    void ioAfterCloseThrowsClosedChannelExceptionAndCloseIsIdempotent() throws Exception {
-        Pair p = h.pair();
-        Communicator c = p.client();
-        c.close();
-        c.close();
-        assertFalse(c.isOpen());
-        assertThrows(ClosedChannelException.class, () -> c.read(ByteBuffer.allocate(1)));
-        assertThrows(ClosedChannelException.class, () -> c.readFully(ByteBuffer.allocate(1)));
-        assertThrows(ClosedChannelException.class, () -> c.write(ByteBuffer.allocate(1)));
-        assertThrows(ClosedChannelException.class, c::sync);
-        p.server().close();
-        p.server().close();
-        assertFalse(p.server().isOpen());
-        assertThrows(ClosedChannelException.class, p.server()::accept);
-        assertTrue(p.accepted().isOpen(), "closing the server leaves accepted connections open");
-        p.accepted().close();
-        assertThrows(ClosedChannelException.class, () -> p.accepted().write(ByteBuffer.allocate(1)));
-    }
-
-    @Test
-    @Timeout(30)
-    void asyncCloseUnblocksABlockedRead() throws Exception {
-        Pair p = h.pair();
-        AtomicReference<Thread> reader = new AtomicReference<>();
-        CountDownLatch started = new CountDownLatch(1);
-        Future<Integer> read = h.async(() -> {
-            reader.set(Thread.currentThread());
-            started.countDown();
-            return p.accepted().read(ByteBuffer.allocate(16));
-        });
-        assertTrue(started.await(10, TimeUnit.SECONDS));
-        awaitBlocked(reader.get(), "read", BLOCK_WAIT);
-        p.accepted().close();
-        assertInstanceOf(AsynchronousCloseException.class, failureOf(read, BLOCK_WAIT));
-    }
-
-    @Test
-    @Timeout(30)
-    void asyncCloseUnblocksABlockedAccept() throws Exception {
-        Communicator server = h.serve();
-        AtomicReference<Thread> acceptor = new AtomicReference<>();
-        CountDownLatch started = new CountDownLatch(1);
-        Future<Communicator> accept = h.async(() -> {
-            acceptor.set(Thread.currentThread());
-            started.countDown();
-            return h.track(server.accept());
-        });
-        assertTrue(started.await(10, TimeUnit.SECONDS));
-        awaitBlocked(acceptor.get(), "accept", BLOCK_WAIT);
-        server.close();
-        assertInstanceOf(AsynchronousCloseException.class, failureOf(accept, BLOCK_WAIT));
-    }
-
-    @Test
-    @Timeout(30)
-    void asyncCloseUnblocksAWriteBlockedByBackpressure() throws Exception {
-        Pair p = h.pair();
-        AtomicReference<Thread> writer = new AtomicReference<>();
-        CountDownLatch started = new CountDownLatch(1);
-        Future<Void> write = h.async(() -> {
-            ByteBuffer chunk = ByteBuffer.allocateDirect(MIB);
-            writer.set(Thread.currentThread());
-            started.countDown();
-            // The peer never reads, so sooner or later a write blocks; close must release it.
-            while (true) {
-                p.client().write(chunk.clear());
-                p.client().sync();
-            }
-        });
-        assertTrue(started.await(10, TimeUnit.SECONDS));
-        awaitBlocked(writer.get(), "write", Duration.ofSeconds(15));
-        p.client().close();
-        assertInstanceOf(AsynchronousCloseException.class, failureOf(write, BLOCK_WAIT));
-    }
-
-    @Test
-    @Timeout(30)
     void refusedConnectThrowsConnectExceptionNamingTheEndpoint() throws Exception {
         Endpoint refused = transport.refusedEndpoint();
         Communicator c = h.openClient(refused, EndpointOption.CONNECT_TIMEOUT, "5s");
@@ -495,39 +379,5 @@ public abstract class CommunicatorContractTest {
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         assertTrue(millis >= 250 && millis < 5000, "acceptTimeout=300ms, accept gave up after " + millis + " ms");
         Harness.assertUsable(h.pairRetryingAccept(server));
-    }
-
-    @Test
-    @Timeout(30)
-    void midStreamCloseDeliversWhatWasWrittenThenEndOfStream() throws Exception {
-        Pair p = h.pair();
-        Communicator dying = Faults.closeAfterBytes(p.client(), 1000);
-        byte[] msg = random(14, 3000);
-        assertThrows(IOException.class, () -> dying.write(ByteBuffer.wrap(msg)));
-        assertFalse(p.client().isOpen());
-        ByteBuffer dst = ByteBuffer.allocate(msg.length);
-        assertThrows(EOFException.class, () -> p.accepted().readFully(dst));
-        assertEquals(1000, dst.position(), "bytes delivered before the mid-stream close");
-        byte[] got = new byte[1000];
-        dst.flip().get(got);
-        assertBytes(Arrays.copyOf(msg, 1000), got, "bytes before the mid-stream close");
-    }
-
-    @Test
-    @Timeout(30)
-    void noTransportThreadOutlivesClose() throws Exception {
-        Communicator server = h.serve();
-        List<Pair> pairs = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            Pair p = h.pair(server);
-            Harness.assertUsable(p);
-            pairs.add(p);
-        }
-        for (Pair p : pairs) {
-            p.client().close();
-            p.accepted().close();
-        }
-        server.close();
-        Harness.assertNoThreads(transport.threadPrefix(), THREAD_DEADLINE);
     }
 }

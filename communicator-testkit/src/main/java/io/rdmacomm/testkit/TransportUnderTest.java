@@ -5,7 +5,7 @@ import io.rdmacomm.api.CommunicatorProvider;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
-import io.rdmacomm.testkit.local.LocalCommunicator;
+import io.rdmacomm.local.LocalCommunicator;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ByteChannel;
@@ -138,7 +138,7 @@ public final class TransportUnderTest {
                 .withSilentServer(TransportUnderTest::localSilentServer) : t;
     }
 
-    /** The in-process {@code local://} transport of this module. */
+    /** The in-process {@code local://} transport (module {@code transport-local}, a dependency of this kit). */
     public static TransportUnderTest local() {
         return of("local://kit");
     }

@@ -8,19 +8,18 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The server's side of one data connection: the attach, then requests until the client closes. A GET puts the
- * value from its pinned block into the client's buffer, a PUT gets it from the client's buffer into a fresh block,
- * each a one-sided operation on this connection, and only then is the reply written (the contract's put and get
- * return once the bytes are placed, so a reply never overtakes its value). With inline values
- * ({@link ValueTransfer}) a GET's value is written after the reply from the pinned block and a PUT's value is read
- * from the connection into the fresh block. Whatever happens to the connection, every pin and reserved block is
- * given back.
+ * The server's side of one data connection: the attach ({@link DataAttach}), then requests until the client
+ * closes, each answered with a {@link DataReply}. A GET puts the value from its pinned block into the client's
+ * buffer, a PUT gets it from the client's buffer into a fresh block, each a one-sided operation on this connection,
+ * and only then is the reply written (the contract's put and get return once the bytes are placed, so a reply never
+ * overtakes its value). With inline values ({@link ValueTransfer}) a GET's value is written after the reply from the
+ * pinned block and a PUT's value is read from the connection into the fresh block. Whatever happens to the
+ * connection, every pin and reserved block is given back.
  *
  * <p>Requests are taken apart by a state machine that reads whatever has arrived (header, key, an inline value in
  * pieces), so the same code serves a connection two ways. On a {@link DataLoop} (when the transport can say what is
@@ -44,7 +43,7 @@ final class DataSession implements Runnable {
     /** The server's open connections, which this one leaves when it closes. */
     private final Set<DataSession> open;
     private final ByteBuffer request = ByteBuffer.allocate(DataWire.REQUEST_BYTES);
-    private final ByteBuffer reply = ByteBuffer.allocate(DataWire.REPLY_BYTES);
+    private final DataReply reply;
     private final Key.Probe key = new Key.Probe(DataWire.MAX_KEY);
     private final ByteBuffer keyBytes = ByteBuffer.wrap(key.array());
     private final ByteBuffer pool;
@@ -74,8 +73,6 @@ final class DataSession implements Runnable {
     private long discardLeft;
     /** Where a refused inline PUT's value goes; allocated at the first refusal. */
     private ByteBuffer discarded;
-    /** A GET's pinned value to write after the reply (inline values), or null. */
-    private Store.Value outgoing;
 
     DataSession(Communicator peer, Store store, Sessions sessions, KvServerConfig config, DataLoop loop,
             Set<DataSession> open) {
@@ -86,6 +83,7 @@ final class DataSession implements Runnable {
         this.config = config;
         this.loop = loop;
         this.pool = store.view();
+        this.reply = new DataReply(peer, store, pool);
         this.inline = config.inlineValues();
         this.readTimeoutNanos = peer.endpoint().duration(EndpointOption.READ_TIMEOUT).toNanos();
     }
@@ -95,7 +93,7 @@ final class DataSession implements Runnable {
     public void run() {
         boolean handedOver = false;
         try {
-            session = attach();
+            session = DataAttach.attach(peer, sessions, () -> attached = true);
             if (session == null) {
                 return;
             }
@@ -311,7 +309,7 @@ final class DataSession implements Runnable {
         reply.clear();
         int keyLength = keyBytes.limit();
         if (keyLength == 0 || keyLength > config.maxKeyBytes()) {
-            refuse(KvException.Code.BAD_KEY, 0);
+            reply.refuse(KvException.Code.BAD_KEY, 0);
             return op == DataWire.PUT ? discard(length) : respond();
         }
         switch (op) {
@@ -320,27 +318,15 @@ final class DataSession implements Runnable {
                 return put(session.buffer(), length, offset);
             }
             case DataWire.DELETE -> delete();
-            default -> refuse(KvException.Code.BAD_REQUEST, 0);
+            default -> reply.refuse(KvException.Code.BAD_REQUEST, 0);
         }
         return respond();
     }
 
-    /** Writes the reply and, inline, the GET's value after it; the value's pin ends once it is sent. */
+    /** Writes the reply and, inline, the GET's value after it ({@link DataReply#send}); the request is complete. */
     private boolean respond() throws IOException {
         phase = Phase.HEADER;
-        Store.Value v = outgoing;
-        outgoing = null;
-        try {
-            peer.write(reply.flip());
-            if (v != null) {
-                peer.write(store.slice(pool, v.offset, v.length));
-            }
-            peer.sync();
-        } finally {
-            if (v != null) {
-                store.unpin(v);
-            }
-        }
+        reply.send();
         return true;
     }
 
@@ -349,26 +335,26 @@ final class DataSession implements Runnable {
         Store.Value v = store.pin(key);
         if (v == null) {
             store.misses.increment();
-            answer(KvException.Code.NOT_FOUND.wire(), 0, 0);
+            reply.answer(KvException.Code.NOT_FOUND.wire(), 0, 0);
             return;
         }
         try {
             if (v.length > capacity) {
-                refuse(KvException.Code.BUFFER_TOO_SMALL, v.length);
+                reply.refuse(KvException.Code.BUFFER_TOO_SMALL, v.length);
             } else if (!fits(session.bufferBytes(), offset, v.length)) {
-                refuse(KvException.Code.BAD_REQUEST, 0);
+                reply.refuse(KvException.Code.BAD_REQUEST, 0);
             } else if (inline) {
-                outgoing = v;
-                answer(DataWire.OK, v.length, v.version);
+                reply.follow(v);
+                reply.answer(DataWire.OK, v.length, v.version);
             } else {
                 peer.put(store.slice(pool, v.offset, v.length), buffer, offset);
-                answer(DataWire.OK, v.length, v.version);
+                reply.answer(DataWire.OK, v.length, v.version);
             }
         } catch (RemoteAccessException e) {
             LOG.info("GET of {} into the buffer of {} refused: {}", key, peer.peerName(), e.getMessage());
-            refuse(KvException.Code.TRANSFER_FAILED, 0);
+            reply.refuse(KvException.Code.TRANSFER_FAILED, 0);
         } finally {
-            if (outgoing != v) {
+            if (!reply.carries(v)) {
                 store.unpin(v);
             }
         }
@@ -378,17 +364,17 @@ final class DataSession implements Runnable {
     private boolean put(RegionDescriptor buffer, long length, long offset) throws IOException {
         store.puts.increment();
         if (length > config.maxValueBytes()) {
-            refuse(KvException.Code.VALUE_TOO_LARGE, 0);
+            reply.refuse(KvException.Code.VALUE_TOO_LARGE, 0);
             return discard(length);
         }
         if (!fits(session.bufferBytes(), offset, length)) {
-            refuse(KvException.Code.BAD_REQUEST, 0);
+            reply.refuse(KvException.Code.BAD_REQUEST, 0);
             return discard(length);
         }
         try {
             reserved = store.reserve((int) length);
         } catch (KvException e) {
-            refuse(e.code(), 0);
+            reply.refuse(e.code(), 0);
             return discard(length);
         }
         into = store.slice(pool, reserved, (int) length);
@@ -400,7 +386,7 @@ final class DataSession implements Runnable {
             peer.get(buffer, offset, into);
         } catch (RemoteAccessException e) {
             LOG.info("PUT of {} from the buffer of {} refused: {}", key, peer.peerName(), e.getMessage());
-            refuse(KvException.Code.TRANSFER_FAILED, 0);
+            reply.refuse(KvException.Code.TRANSFER_FAILED, 0);
             abandon();
             return respond();
         }
@@ -412,7 +398,7 @@ final class DataSession implements Runnable {
         long version = store.install(key, reserved, (int) length);
         reserved = -1;
         into = null;
-        answer(DataWire.OK, 0, version);
+        reply.answer(DataWire.OK, 0, version);
         return respond();
     }
 
@@ -427,10 +413,10 @@ final class DataSession implements Runnable {
     private void delete() {
         store.deletes.increment();
         if (store.remove(key)) {
-            answer(DataWire.OK, 0, 0);
+            reply.answer(DataWire.OK, 0, 0);
         } else {
             store.misses.increment();
-            answer(KvException.Code.NOT_FOUND.wire(), 0, 0);
+            reply.answer(KvException.Code.NOT_FOUND.wire(), 0, 0);
         }
     }
 
@@ -453,10 +439,7 @@ final class DataSession implements Runnable {
     /** Ends the session (clean if {@code failure} is null), gives back what it holds and closes the connection. */
     private void end(Exception failure) {
         abandon();
-        if (outgoing != null) {
-            store.unpin(outgoing);
-            outgoing = null;
-        }
+        reply.release();
         if (session != null) {
             if (failure == null) {
                 LOG.info("{} ended by the client", session);
@@ -470,37 +453,6 @@ final class DataSession implements Runnable {
         close();
     }
 
-    private Sessions.Session attach() throws IOException {
-        ByteBuffer hello = ByteBuffer.allocate(DataWire.ATTACH_BYTES);
-        peer.readFully(hello);
-        hello.flip();
-        int magic = hello.getInt();
-        short version = hello.getShort();
-        if (magic != DataWire.MAGIC || version != DataWire.VERSION) {
-            refuseAttach(KvException.Code.BAD_REQUEST, String.format("not a kv data connection: magic 0x%08x"
-                    + " version %d, expected 0x%08x version %d", magic, version, DataWire.MAGIC, DataWire.VERSION));
-            return null;
-        }
-        try {
-            Sessions.Session s = sessions.attach(hello.getLong(), hello.getLong(), peer);
-            attached = true;
-            peer.write(ByteBuffer.allocate(3).put(DataWire.OK).putShort((short) 0).flip());
-            peer.sync();
-            return s;
-        } catch (KvException e) {
-            refuseAttach(e.code(), e.getMessage());
-            return null;
-        }
-    }
-
-    private void refuseAttach(KvException.Code code, String message) throws IOException {
-        LOG.info("data connection from {} refused: {}", peer.peerName(), message);
-        byte[] text = message.getBytes(StandardCharsets.UTF_8);
-        peer.write(ByteBuffer.allocate(3 + text.length).put((byte) code.wire()).putShort((short) text.length)
-                .put(text).flip());
-        peer.sync();
-    }
-
     /**
      * Whether the client registered a buffer (of {@code bufferBytes}, -1 if none) and {@code length} bytes at
      * {@code offset} lie inside it. One-sided, the session also has the buffer's descriptor: only inline sessions may
@@ -508,14 +460,5 @@ final class DataSession implements Runnable {
      */
     private static boolean fits(long bufferBytes, long offset, long length) {
         return bufferBytes >= 0 && offset >= 0 && offset <= bufferBytes && length <= bufferBytes - offset;
-    }
-
-    private void refuse(KvException.Code code, long length) {
-        store.errors.increment();
-        answer(code.wire(), length, 0);
-    }
-
-    private void answer(int status, long length, long version) {
-        reply.put((byte) status).put((byte) 0).putShort((short) 0).putInt((int) length).putLong(version);
     }
 }

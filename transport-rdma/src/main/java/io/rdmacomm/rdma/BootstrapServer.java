@@ -4,7 +4,6 @@ import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.HandshakeException;
 import io.rdmacomm.api.Units;
-import io.rdmacomm.api.auth.AuthenticationException;
 import io.rdmacomm.api.auth.MutualAuthentication;
 import io.rdmacomm.api.auth.SharedSecret;
 import io.rdmacomm.api.support.AcceptGuard;
@@ -15,7 +14,6 @@ import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -46,25 +44,15 @@ import org.slf4j.LoggerFactory;
  * 5 ms..1 s with OP_ACCEPT interest off, refuses one waiting peer with a spare descriptor and drops the peer in
  * handshake silent longest (if past its grace of silence). At most maxHandshakes peers (fewer if the descriptor
  * limit does not leave room for them: {@link #handshakeSlots}) are between accept and ready; when that is full, a
- * newcomer replaces the peer silent longest if that is past its grace ({@link #NEVER_HEARD_NANOS} for one that sent
- * nothing, {@link #SILENT_NANOS} for one that stalled in its bootstrap), else the server stops accepting until a slot
- * frees and newcomers wait in the listen queue (backlog). Only peers the server waits on are dropped for newcomers,
- * never one whose provider channel is being connected. Per-peer lines are
- * rate-limited ({@link RateLimitedLog}).
+ * newcomer replaces the peer silent longest if that is past its grace ({@link PendingPeer#NEVER_HEARD_NANOS} for
+ * one that sent nothing, {@link PendingPeer#SILENT_NANOS} for one that stalled in its bootstrap), else the server
+ * stops accepting until a slot frees and newcomers wait in the listen queue (backlog). Only peers the server waits
+ * on are dropped for newcomers, never one whose provider channel is being connected ({@link PendingPeer}). Clients
+ * are authenticated and their HELLOs checked by a {@link BootstrapAdmission}. Per-peer lines are rate-limited
+ * ({@link RateLimitedLog}).
  */
 final class BootstrapServer {
     private static final Logger LOG = LoggerFactory.getLogger(BootstrapServer.class);
-    /**
-     * A peer in handshake that sent part of its bootstrap and then nothing for this long may be dropped for a
-     * newcomer when the slots are full (or to free a descriptor).
-     */
-    static final long SILENT_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /**
-     * The same for a peer that sent nothing at all since it was accepted: a client sends its HELLO with its connect,
-     * so under a flood, when peers wait in the listen queue, its HELLO is there when it is accepted. A shorter grace
-     * lets a flood of silent connections drain at slots / 100 ms rather than slots / s.
-     */
-    static final long NEVER_HEARD_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** At most this share (1/n) of the descriptors left free goes to peers in handshake. */
     private static final int HANDSHAKE_SHARE = 4;
     /** How long the loop waits after an iteration failed as a whole, so a persistent failure cannot spin. */
@@ -78,13 +66,13 @@ final class BootstrapServer {
     private final long timeoutNanos;
     /** Peers between accept and ready at once. */
     private final int maxHandshakes;
-    /** The server's shared secret, or null when it authenticates nobody. */
-    private final SharedSecret secret;
+    /** Authenticates clients (where the server has a shared secret) and refuses HELLOs this server cannot serve. */
+    private final BootstrapAdmission admission;
     private final AcceptGuard guard;
     private final RateLimitedLog peerLog = new RateLimitedLog(LOG);
     private final RateLimitedLog loopLog = new RateLimitedLog(LOG);
     private final Thread thread;
-    private final List<Pending> channels = new ArrayList<>();
+    private final List<PendingPeer> channels = new ArrayList<>();
     private volatile boolean open = true;
     /** Peers dropped for a newcomer or for a descriptor, while the slots were full (for tests and statistics). */
     private volatile long evicted;
@@ -92,38 +80,10 @@ final class BootstrapServer {
     /** For tests: run at the start of each round and before each accept, to inject failures; null in use. */
     volatile Runnable faults;
 
-    /** One client between accept and ready: reading its HELLO ({@code connection} null), then awaiting the engine's. */
-    private static final class Pending {
-        final SocketChannel socket;
-        final String peer;
-        final long deadline;
-        /** When the peer last sent something (or was accepted). */
-        long heard;
-        /** Whether it sent anything since it was accepted. */
-        boolean heardAny;
-        BootstrapFrame frame = new BootstrapFrame();
-        /** Set once the HELLO arrived while the client's proof is awaited. */
-        BootstrapHello hello;
-        MutualAuthentication.Server auth;
-        Connection connection;
-
-        Pending(SocketChannel socket, String peer, long now, long timeoutNanos) {
-            this.socket = socket;
-            this.peer = peer;
-            this.heard = now;
-            this.deadline = now + timeoutNanos;
-        }
-
-        /** Whether the server waits for the peer's bytes (not for the provider). */
-        boolean awaitsPeer() {
-            return connection == null;
-        }
-    }
-
     private BootstrapServer(Endpoint endpoint, RdmaProvider provider, ServerSocketChannel server, Selector selector,
             SelectionKey acceptKey, SharedSecret secret, int maxHandshakes) {
         this.endpoint = endpoint;
-        this.secret = secret;
+        this.admission = new BootstrapAdmission(endpoint, provider, secret);
         this.provider = provider;
         this.server = server;
         this.selector = selector;
@@ -218,7 +178,7 @@ final class BootstrapServer {
                 }
             }
         } finally {
-            for (Pending p : channels) {
+            for (PendingPeer p : channels) {
                 drop(p, null);
             }
             channels.clear();
@@ -233,8 +193,8 @@ final class BootstrapServer {
         long wait = nextWakeNanos(now);
         boolean accepting = guard.backoffNanos() == 0;
         if (accepting && channels.size() >= maxHandshakes) {
-            Pending silent = silentLongest(now);
-            long overdue = silent == null ? 0 : overdue(silent, now);
+            PendingPeer silent = PendingPeer.silentLongest(channels, now);
+            long overdue = silent == null ? 0 : silent.overdue(now);
             accepting = silent != null && overdue >= 0;
             if (!accepting) {
                 // no room, and nobody silent long enough to give way: newcomers wait in the listen queue
@@ -259,7 +219,7 @@ final class BootstrapServer {
                     acceptSome();
                 }
             } else if (k.isReadable()) {
-                readHello((Pending) k.attachment(), k);
+                readHello((PendingPeer) k.attachment(), k);
             }
         }
         sweep();
@@ -275,44 +235,16 @@ final class BootstrapServer {
     /** Nanoseconds to the next handshake deadline; Long.MAX_VALUE if nobody is in handshake. */
     private long nextWakeNanos(long now) {
         long next = Long.MAX_VALUE;
-        for (Pending p : channels) {
+        for (PendingPeer p : channels) {
             next = Math.min(next, Math.max(0, p.deadline - now));
         }
         return next;
     }
 
-    /** How long past its grace {@code p} has been silent at {@code now} (negative: still within it). */
-    private static long overdue(Pending p, long now) {
-        return now - p.heard - (p.heardAny ? SILENT_NANOS : NEVER_HEARD_NANOS);
-    }
-
-    /**
-     * The peer in handshake that the server waits on and that is longest past its grace of silence, or null: that
-     * is the one a newcomer replaces once its grace is over.
-     */
-    private Pending silentLongest(long now) {
-        Pending oldest = null;
-        long most = Long.MIN_VALUE;
-        for (Pending p : channels) {
-            long o = overdue(p, now);
-            if (p.awaitsPeer() && o > most) {
-                oldest = p;
-                most = o;
-            }
-        }
-        return oldest;
-    }
-
-    /** The peer silent longest if its grace of silence is over, else null. */
-    private Pending evictable(long now) {
-        Pending p = silentLongest(now);
-        return p == null || overdue(p, now) < 0 ? null : p;
-    }
-
     /** Drops the peer silent longest if it is past its grace of silence. */
     private void evictSilent(String why) {
         long now = System.nanoTime();
-        Pending p = evictable(now);
+        PendingPeer p = PendingPeer.evictable(channels, now);
         if (p != null) {
             channels.remove(p);
             evicted++;
@@ -328,7 +260,7 @@ final class BootstrapServer {
     private void acceptSome() throws IOException {
         while (open) {
             boolean full = channels.size() >= maxHandshakes;
-            if (full && evictable(System.nanoTime()) == null) {
+            if (full && PendingPeer.evictable(channels, System.nanoTime()) == null) {
                 return;
             }
             injectFaults();
@@ -353,7 +285,7 @@ final class BootstrapServer {
         try {
             s.configureBlocking(false);
             s.socket().setTcpNoDelay(true);
-            Pending p = new Pending(s, peer, System.nanoTime(), timeoutNanos);
+            PendingPeer p = new PendingPeer(s, peer, System.nanoTime(), timeoutNanos);
             s.register(selector, SelectionKey.OP_READ, p);
             channels.add(p);
         } catch (Exception | Error e) { // NOPMD: one peer's failure drops that peer only
@@ -362,7 +294,7 @@ final class BootstrapServer {
         }
     }
 
-    private void readHello(Pending p, SelectionKey k) {
+    private void readHello(PendingPeer p, SelectionKey k) {
         p.heard = System.nanoTime();
         p.heardAny = true;
         try {
@@ -371,7 +303,7 @@ final class BootstrapServer {
             }
             if (p.auth != null) {
                 k.cancel();
-                checkProof(p);
+                admission.checkProof(p);
                 answer(p, p.hello);
                 return;
             }
@@ -380,7 +312,7 @@ final class BootstrapServer {
                         + p.frame.type());
             }
             BootstrapHello hello = BootstrapHello.decode(p.frame.body(), p.peer);
-            if (!challenge(p, hello)) {
+            if (!admission.challenge(p, hello)) {
                 k.cancel();
                 answer(p, hello);
             }
@@ -390,52 +322,9 @@ final class BootstrapServer {
         }
     }
 
-    /**
-     * Starts authenticating {@code p} if this server has a secret: sends the challenge and returns true (the proof
-     * is read next); false if there is nothing to authenticate. Refuses a client whose offer does not match.
-     */
-    private boolean challenge(Pending p, BootstrapHello hello) throws IOException {
-        boolean offered = (hello.flags() & BootstrapFrame.FLAG_AUTHENTICATION) != 0;
-        if (secret != null && !offered) {
-            BootstrapFrame.writeTo(p.socket, new BootstrapRefuse("this server requires authentication",
-                    BootstrapRefuse.AUTH_REQUIRED).encode());
-            throw AuthenticationException.notOfferedBy(p.peer);
-        }
-        if (secret == null && offered) {
-            BootstrapFrame.writeTo(p.socket, new BootstrapRefuse("this server has no shared secret",
-                    BootstrapRefuse.NO_SECRET).encode());
-            throw AuthenticationException.offeredWithoutSecret(p.peer);
-        }
-        if (secret == null) {
-            return false;
-        }
-        p.hello = hello;
-        p.auth = new MutualAuthentication.Server(secret, p.peer);
-        p.frame = new BootstrapFrame();
-        if (!BootstrapFrame.writeTo(p.socket, BootstrapFrame.frame(BootstrapFrame.AUTH,
-                ByteBuffer.wrap(p.auth.challenge())))) {
-            throw new HandshakeException("bootstrap with " + p.peer + ": the peer does not read its challenge");
-        }
-        return true;
-    }
-
-    /** The client's proof arrived: answered either way; throws if it was wrong (the client has been told). */
-    private void checkProof(Pending p) throws IOException {
-        if (p.frame.type() != BootstrapFrame.AUTH || p.frame.body().remaining() != MutualAuthentication.PROOF_BYTES) {
-            throw new HandshakeException("bootstrap from " + p.peer + ": expected an AUTH proof of "
-                    + MutualAuthentication.PROOF_BYTES + " bytes, got type " + p.frame.type() + " with "
-                    + p.frame.body().remaining() + " bytes");
-        }
-        byte[] proof = new byte[MutualAuthentication.PROOF_BYTES];
-        p.frame.body().get(proof);
-        BootstrapFrame.writeTo(p.socket, BootstrapFrame.frame(BootstrapFrame.AUTH,
-                ByteBuffer.wrap(p.auth.answer(proof))));
-        p.auth.checkAccepted();
-    }
-
     /** A valid HELLO: refuse it, or open the channel, connect it and welcome the client. */
-    private void answer(Pending p, BootstrapHello hello) throws IOException {
-        String refusal = refusal(hello);
+    private void answer(PendingPeer p, BootstrapHello hello) throws IOException {
+        String refusal = admission.refusal(hello);
         if (refusal != null) {
             BootstrapFrame.writeTo(p.socket, new BootstrapRefuse(refusal).encode());
             throw new HandshakeException("bootstrap from " + p.peer + ": refused: " + refusal);
@@ -466,33 +355,11 @@ final class BootstrapServer {
         c.watchBootstrapSocket();
     }
 
-    private String refusal(BootstrapHello hello) {
-        // same name, or (peers that send it) the same wire family: ucx-jucx and ucx-ffm speak one UCX wire format
-        if (!hello.provider().equals(provider.name()) && !provider.wireFamily().equals(hello.family())) {
-            return "provider " + hello.provider() + " asked for, this server runs " + provider.name() + " ("
-                    + (hello.family() == null ? "the client names no wire family, so only " + provider.name()
-                            + " would do" : "wire family " + hello.family() + ", this server's is "
-                            + provider.wireFamily() + ": they cannot talk to each other") + ")";
-        }
-        if ((hello.flags() & ~BootstrapFrame.FLAG_AUTHENTICATION) != 0) {
-            return "flags 0x" + Integer.toHexString(hello.flags()) + " not supported";
-        }
-        // UCX cannot connect a context with RMA to one without (libucp 1.13 aborts in its wireup on shared memory);
-        // verbs ignores the option
-        boolean trusted = RdmaCommunicator.trustsPeers(endpoint);
-        if (hello.oneSidedTrusted() != trusted && provider.oneSidedModesMustMatch()) {
-            return "the client's endpoint says oneSided=" + (hello.oneSidedTrusted() ? "trusted" : "checked")
-                    + ", this server's oneSided=" + (trusted ? "trusted" : "checked")
-                    + ": both ends must say the same";
-        }
-        return null;
-    }
-
     /** Completes connections whose engine HELLO arrived; drops those past their deadline. */
     private void sweep() {
         long now = System.nanoTime();
-        for (Iterator<Pending> it = channels.iterator(); it.hasNext();) {
-            Pending p = it.next();
+        for (Iterator<PendingPeer> it = channels.iterator(); it.hasNext();) {
+            PendingPeer p = it.next();
             Connection c = p.connection;
             if (c != null && c.helloArrived()) {
                 it.remove();
@@ -512,7 +379,7 @@ final class BootstrapServer {
     }
 
     /** Closes what {@code p} holds; never throws. */
-    private void drop(Pending p, Throwable why) {
+    private void drop(PendingPeer p, Throwable why) {
         if (why != null) {
             peerLog.warn("{}: dropped peer {}: {}", endpoint, p.peer, String.valueOf(why.getMessage()));
         }

@@ -6,6 +6,7 @@ import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.HandshakeException;
 import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.support.AbstractCommunicator;
 import io.rdmacomm.api.support.Liveness;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
@@ -26,13 +27,13 @@ import org.slf4j.LoggerFactory;
  * The stream protocol engine for one connection, on any {@link RdmaChannel}: the handshake, the dispatch of the
  * peer's messages to the connection's parts, and close. The parts: the {@link Receiver} (receive ring, credits,
  * adverts and zero-copy arrivals), the {@link Sender} (staging, the peer's ring, direct and zero-copy writes) and
- * {@link PeerMemory} (one-sided remote memory), sharing a {@link Link}.
+ * {@link PeerMemory} (one-sided remote memory), sharing a {@link ConnectionState}.
  *
  * <p>Each side registers a receive ring and sends its descriptor in the HELLO. Ring data and zero-copy data are
  * both tied to stream positions, so exactly one of them fills any position and a stale advert is never used.
  * Notifications may arrive out of order; the reader orders them by stream position.
  */
-final class Connection implements ChannelHandler {
+final class Connection implements ChannelHandler, AbstractCommunicator.Link {
     static {
         Wire.preload();
     }
@@ -40,7 +41,7 @@ final class Connection implements ChannelHandler {
     private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
     private static final long CLOSE_FLUSH_DEFAULT_NANOS = TimeUnit.SECONDS.toNanos(3);
 
-    private final Link link;
+    private final ConnectionState state;
     private final Receiver receiver;
     private final Sender sender;
     private final PeerMemory memory;
@@ -58,19 +59,19 @@ final class Connection implements ChannelHandler {
     private final BooleanSupplier closeAckedOrFailure;
 
     Connection(Endpoint endpoint) {
-        this.link = new Link(endpoint);
-        this.receiver = new Receiver(link);
-        link.onEvents(receiver::tellIfReadable);
-        link.onPollingEnded(receiver::stopSharedPolling);
-        this.sender = new Sender(link);
-        this.memory = new PeerMemory(link);
-        this.closeAckedOrFailure = () -> closeAcked || link.failure() != null;
+        this.state = new ConnectionState(endpoint);
+        this.receiver = new Receiver(state);
+        state.onEvents(receiver::tellIfReadable);
+        state.onPollingEnded(receiver::stopSharedPolling);
+        this.sender = new Sender(state);
+        this.memory = new PeerMemory(state);
+        this.closeAckedOrFailure = () -> closeAcked || state.failure() != null;
     }
 
     /** Takes the provider channel whose handler this connection is, on {@code node} (one reference, released by close). */
     void attach(RdmaChannel ch, RdmaNode node) {
         this.node = node;
-        link.attach(ch, node);
+        state.attach(ch, node);
     }
 
     /** The bootstrap socket, closed with the connection. */
@@ -86,22 +87,23 @@ final class Connection implements ChannelHandler {
 
     /** Both sides use {@code size} for their receive rings, as agreed in the bootstrap. */
     void agreeRingSize(int size) {
-        link.ringSize = size;
+        state.ringSize = size;
     }
 
     /** The bootstrap socket ended: the peer is gone unless it closed the stream first (then the socket's end follows). */
     void onLost(IOException cause) {
-        if (!link.peerClosed()) {
-            link.fail(cause);
+        if (!state.peerClosed()) {
+            state.fail(cause);
         }
     }
 
-    String peerName() {
-        return link.peerName();
+    @Override
+    public String peerName() {
+        return state.peerName();
     }
 
     long registeredBytes() {
-        return link.budget.used();
+        return state.budget.used();
     }
 
     /** Whether this side writes into the peer's ring mapped into this process. */
@@ -120,38 +122,38 @@ final class Connection implements ChannelHandler {
     void clientHandshake(long deadline) throws IOException {
         receiver.setUp();
         sendHello();
-        link.waiter.await(helloOrFailure, deadline, "handshake (connectTimeout)");
+        state.waiter.await(helloOrFailure, deadline, "handshake (connectTimeout)");
         if (peerHello == null) {
-            throw new CommunicatorException("handshake with " + peerName() + " at " + link.endpoint + " failed: "
-                    + link.failure().getMessage(), link.failure());
+            throw new CommunicatorException("handshake with " + peerName() + " at " + state.endpoint + " failed: "
+                    + state.failure().getMessage(), state.failure());
         }
-        sender.setUp(agreedRing(HelloMessage.ring(peerHello, peerName() + " (" + link.endpoint + ")")));
+        sender.setUp(agreedRing(HelloMessage.ring(peerHello, peerName() + " (" + state.endpoint + ")")));
         established();
     }
 
     /** Makes {@code w} (waking the server's bootstrap thread) run on this connection's events, or none if null. */
     void watch(Runnable w) {
-        link.watch(w);
+        state.watch(w);
     }
 
     /** The peer's ring, if it has the size both sides agreed on in the bootstrap. */
     private RegionDescriptor agreedRing(RegionDescriptor ring) throws HandshakeException {
-        if (ring.length() != link.ringSize) {
+        if (ring.length() != state.ringSize) {
             throw new HandshakeException("handshake from " + peerName() + ": a receive ring of " + ring.length()
-                    + " bytes, not the " + link.ringSize + " agreed in the bootstrap");
+                    + " bytes, not the " + state.ringSize + " agreed in the bootstrap");
         }
         return ring;
     }
 
     boolean helloArrived() {
-        return peerHello != null || link.failure() != null;
+        return peerHello != null || state.failure() != null;
     }
 
     /** Server side, once {@link #helloArrived()}: validates the client's HELLO, then replies with ours. */
     void serverHandshake() throws IOException {
         if (peerHello == null) {
             throw new CommunicatorException("connection from " + peerName() + " failed before its handshake: "
-                    + link.failure().getMessage(), link.failure());
+                    + state.failure().getMessage(), state.failure());
         }
         RegionDescriptor peerRing = agreedRing(HelloMessage.ring(peerHello, peerName()));
         receiver.setUp();
@@ -162,16 +164,16 @@ final class Connection implements ChannelHandler {
 
     private void sendHello() {
         RegionDescriptor ring = receiver.ringDescriptor();
-        link.send(HelloMessage.encode(ByteBuffer.allocate(HelloMessage.length(ring)), ring,
-                Liveness.heartbeatPeriod(link.livenessNanos)));
+        state.send(HelloMessage.encode(ByteBuffer.allocate(HelloMessage.length(ring)), ring,
+                Liveness.heartbeatPeriod(state.livenessNanos)));
     }
 
     /** The handshake is done: heartbeats start when both sides asked for them (a liveness on each side). */
     private void established() {
-        link.established();
+        state.established();
         long peerHeartbeat = HelloMessage.heartbeat(peerHello);
-        if (link.livenessNanos > 0 && peerHeartbeat > 0) {
-            liveness = Liveness.watch(new Watched(), link.livenessNanos, peerHeartbeat);
+        if (state.livenessNanos > 0 && peerHeartbeat > 0) {
+            liveness = Liveness.watch(new Watched(), state.livenessNanos, peerHeartbeat);
             if (closing.get()) {
                 liveness.close();
             }
@@ -188,63 +190,72 @@ final class Connection implements ChannelHandler {
 
         @Override
         public long sent() {
-            return sender.calls() + link.controlSent();
+            return sender.calls() + state.controlSent();
         }
 
         @Override
         public void heartbeat() {
-            if (link.failure() == null && !link.isClosed()) {
-                link.send(HeartbeatMessage.encode(heartbeat));
+            if (state.failure() == null && !state.isClosed()) {
+                state.send(HeartbeatMessage.encode(heartbeat));
             }
         }
 
         @Override
         public void silent(SocketTimeoutException cause) {
-            LOG.warn("{}: {}", link.endpoint, cause.getMessage());
-            link.fail(cause);
+            LOG.warn("{}: {}", state.endpoint, cause.getMessage());
+            state.fail(cause);
         }
 
         @Override
         public String peerName() {
-            return link.peerName();
+            return state.peerName();
         }
     }
 
     // ---- stream and remote memory --------------------------------------------------------------------------------
 
-    int read(ByteBuffer dst) throws IOException {
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
         return receiver.read(dst);
     }
 
-    int available() throws IOException {
+    @Override
+    public int available() throws IOException {
         return receiver.available();
     }
 
-    boolean notifyReadable(Runnable listener) {
+    @Override
+    public boolean notifyReadable(Runnable listener) {
         return receiver.notifyReadable(listener);
     }
 
-    boolean busyPoll(long nanos, java.util.function.BooleanSupplier until) {
+    @Override
+    public boolean busyPoll(long nanos, BooleanSupplier until) {
         return receiver.busyPoll(nanos, until);
     }
 
-    void write(ByteBuffer src) throws IOException {
+    @Override
+    public void write(ByteBuffer src) throws IOException {
         sender.write(src);
     }
 
-    void sync() throws IOException {
+    @Override
+    public void sync() throws IOException {
         sender.sync();
     }
 
-    MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
+    @Override
+    public MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
         return memory.register(buffer, access);
     }
 
-    void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
+    @Override
+    public void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
         memory.put(src, remote, offset);
     }
 
-    void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
+    @Override
+    public void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
         memory.get(remote, offset, dst);
     }
 
@@ -254,7 +265,7 @@ final class Connection implements ChannelHandler {
     public void onMessage(ByteBuffer message) {
         if (peerHello == null) {
             peerHello = ByteBuffer.allocate(message.remaining()).put(message.duplicate()).flip();
-            link.wake();
+            state.wake();
             return;
         }
         received++; // one writer, the provider's thread
@@ -263,7 +274,7 @@ final class Connection implements ChannelHandler {
         try {
             dispatch(m);
         } catch (MalformedMessageException e) {
-            link.fail(new CommunicatorException("malformed message " + e.typeName() + " from " + peerName() + ": "
+            state.fail(new CommunicatorException("malformed message " + e.typeName() + " from " + peerName() + ": "
                     + e.getMessage() + " (" + Wire.describe(m) + ")"));
         }
     }
@@ -283,7 +294,7 @@ final class Connection implements ChannelHandler {
                 CancelMessage.check(m);
                 int seq = CancelMessage.seq(m);
                 if (sender.onCancel(seq)) {
-                    link.send(CancelMessage.encode(ByteBuffer.allocate(CancelMessage.LENGTH),
+                    state.send(CancelMessage.encode(ByteBuffer.allocate(CancelMessage.LENGTH),
                             CancelMessage.CANCEL_ACK, seq));
                 }
             }
@@ -293,8 +304,8 @@ final class Connection implements ChannelHandler {
             }
             case CloseMessage.TYPE -> {
                 CloseMessage.check(m);
-                link.peerClosedAt(CloseMessage.finalPosition(m));
-                link.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), CloseMessage.TYPE, 0));
+                state.peerClosedAt(CloseMessage.finalPosition(m));
+                state.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), CloseMessage.TYPE, 0));
             }
             case AnnounceMessage.TYPE -> memory.onAnnounce(AnnounceMessage.decode(m));
             case RevokeMessage.TYPE -> {
@@ -313,7 +324,7 @@ final class Connection implements ChannelHandler {
             case GetDoneMessage.TYPE -> memory.onGetDone(GetDoneMessage.decode(m));
             case PutPlacedMessage.TYPE -> {
                 PutPlacedMessage.check(m);
-                link.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), PutPlacedMessage.TYPE,
+                state.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), PutPlacedMessage.TYPE,
                         PutPlacedMessage.seq(m)));
             }
             case HeartbeatMessage.TYPE -> {
@@ -322,12 +333,12 @@ final class Connection implements ChannelHandler {
             }
             default -> throw new MalformedMessageException(type, "unknown message type " + type);
         }
-        link.wake();
+        state.wake();
     }
 
     @Override
     public void onError(IOException cause) {
-        link.fail(cause);
+        state.fail(cause);
     }
 
     // ---- close -----------------------------------------------------------------------------------------------
@@ -336,7 +347,8 @@ final class Connection implements ChannelHandler {
      * Closes the connection: unless a writer is active, first delivers staged bytes and announces the end of the
      * stream (bounded by the read timeout, or a few seconds), then releases the channel and every registration.
      */
-    void close() {
+    @Override
+    public void close() {
         if (!closing.compareAndSet(false, true)) {
             return;
         }
@@ -344,25 +356,25 @@ final class Connection implements ChannelHandler {
         if (w != null) {
             w.close();
         }
-        RdmaChannel ch = link.channel();
+        RdmaChannel ch = state.channel();
         // a peer that sent CLOSE has closed its whole side and reads nothing more: no CLOSE of ours to wait for
-        if (link.isEstablished() && !sender.isWriting() && link.failure() == null && !link.peerClosed()) {
+        if (state.isEstablished() && !sender.isWriting() && state.failure() == null && !state.peerClosed()) {
             try {
-                long bound = link.readTimeoutNanos > 0 ? link.readTimeoutNanos : CLOSE_FLUSH_DEFAULT_NANOS;
+                long bound = state.readTimeoutNanos > 0 ? state.readTimeoutNanos : CLOSE_FLUSH_DEFAULT_NANOS;
                 long deadline = System.nanoTime() + bound;
                 long finalPosition = sender.drain(deadline);
-                if (link.failure() == null) {
-                    link.send(CloseMessage.encode(ByteBuffer.allocate(CloseMessage.LENGTH), finalPosition));
+                if (state.failure() == null) {
+                    state.send(CloseMessage.encode(ByteBuffer.allocate(CloseMessage.LENGTH), finalPosition));
                     // UCX tells the peer of a closed endpoint on another path than the messages (the connection
                     // manager's socket vs the shared-memory FIFO), so the end of the connection could overtake
                     // the last messages: close the channel only once the peer has processed CLOSE
-                    link.waiter.await(closeAckedOrFailure, deadline, "close (waiting for the peer)");
+                    state.waiter.await(closeAckedOrFailure, deadline, "close (waiting for the peer)");
                 }
             } catch (IOException | RuntimeException e) {
-                LOG.debug("{}: bytes not delivered before close: {}", link.endpoint, e.toString());
+                LOG.debug("{}: bytes not delivered before close: {}", state.endpoint, e.toString());
             }
         }
-        link.markClosed();
+        state.markClosed();
         receiver.awaitReadsLeft(CLOSE_FLUSH_DEFAULT_NANOS);
         if (ch != null) {
             ch.close();
@@ -370,7 +382,7 @@ final class Connection implements ChannelHandler {
         closeSocket();
         memory.releaseAll();
         sender.release();
-        RegistrationCache cache = link.cache();
+        RegistrationCache cache = state.cache();
         if (cache != null) {
             cache.close();
         }
@@ -393,7 +405,7 @@ final class Connection implements ChannelHandler {
         try {
             s.close();
         } catch (IOException e) {
-            LOG.debug("{}: closing the bootstrap socket: {}", link.endpoint, e.toString());
+            LOG.debug("{}: closing the bootstrap socket: {}", state.endpoint, e.toString());
         }
     }
 }

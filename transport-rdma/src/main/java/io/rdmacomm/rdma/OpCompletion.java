@@ -8,15 +8,15 @@ import java.util.function.BooleanSupplier;
 
 /** The completion of one operation a caller waits for; reusable once the previous operation finished. */
 final class OpCompletion implements Completion {
-    private final Link link;
+    private final ConnectionState state;
     private volatile boolean finished;
     private volatile IOException error;
     /** Whether the operation finished or the connection failed: the condition to wait for. */
     final BooleanSupplier finishedOrFailed;
 
-    OpCompletion(Link link) {
-        this.link = link;
-        this.finishedOrFailed = () -> finished || link.failure() != null;
+    OpCompletion(ConnectionState state) {
+        this.state = state;
+        this.finishedOrFailed = () -> finished || state.failure() != null;
     }
 
     /** Makes this completion ready for the next operation. */
@@ -33,14 +33,14 @@ final class OpCompletion implements Completion {
     @Override
     public void completed() {
         finished = true;
-        link.wake();
+        state.wake();
     }
 
     @Override
     public void failed(IOException cause) {
         error = cause;
         finished = true;
-        link.wake();
+        state.wake();
     }
 
     /** Throws the operation's failure, {@code what} ({@code "put into ..."}) naming the operation. */

@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
 final class PeerMemory {
     private static final Logger LOG = LoggerFactory.getLogger(PeerMemory.class);
 
-    private final Link link;
+    private final ConnectionState state;
     private final AtomicInteger nextRegionId = new AtomicInteger(1);
     private final Map<Integer, Region> regions = new ConcurrentHashMap<>();
     private final Map<Integer, PeerRegion> peerRegions = new ConcurrentHashMap<>();
@@ -48,8 +48,8 @@ final class PeerMemory {
     private final AtomicInteger nextGetSeq = new AtomicInteger();
     private final AtomicInteger nextPutSeq = new AtomicInteger();
 
-    PeerMemory(Link link) {
-        this.link = link;
+    PeerMemory(ConnectionState state) {
+        this.state = state;
     }
 
     // ---- this side's regions -----------------------------------------------------------------------------------
@@ -64,18 +64,18 @@ final class PeerMemory {
         if (buffer.isReadOnly() && access.contains(Access.REMOTE_WRITE)) {
             throw new IllegalArgumentException("a read-only buffer cannot be registered for REMOTE_WRITE");
         }
-        link.checkUsable();
+        state.checkUsable();
         ByteBuffer view = buffer.slice();
-        if (!link.budget.tryReserve(view.capacity())) {
-            throw new CommunicatorException("registering " + view.capacity() + " bytes on " + link.endpoint
-                    + " would exceed maxRegistered " + Units.formatSize(link.budget.limit()) + " ("
-                    + link.budget.used() + " bytes registered)");
+        if (!state.budget.tryReserve(view.capacity())) {
+            throw new CommunicatorException("registering " + view.capacity() + " bytes on " + state.endpoint
+                    + " would exceed maxRegistered " + Units.formatSize(state.budget.limit()) + " ("
+                    + state.budget.used() + " bytes registered)");
         }
         LocalRegion lr;
         try {
-            lr = link.channel().register(view, access);
+            lr = state.channel().register(view, access);
         } catch (IOException | RuntimeException e) {
-            link.budget.release(view.capacity());
+            state.budget.release(view.capacity());
             throw e;
         }
         int id = nextRegionId.getAndIncrement();
@@ -86,7 +86,7 @@ final class PeerMemory {
         regions.put(id, r);
         AnnounceMessage announce = new AnnounceMessage(id, r.descriptor);
         try {
-            link.send(announce.encode(ByteBuffer.allocate(announce.encodedLength())));
+            state.send(announce.encode(ByteBuffer.allocate(announce.encodedLength())));
             awaitAck(AnnounceMessage.TYPE, id, "registration");
         } catch (IOException | RuntimeException e) {
             r.close();
@@ -101,12 +101,12 @@ final class PeerMemory {
 
     private void awaitAck(byte type, int id, String what) throws IOException {
         long key = ackKey(type, id);
-        link.waiter.await(() -> acks.contains(key) || link.failure() != null,
-                Waiter.deadlineAfter(link.handshakeTimeoutNanos),
-                "waiting for " + link.peerName() + " to acknowledge a " + what + " (handshakeTimeout)");
+        state.waiter.await(() -> acks.contains(key) || state.failure() != null,
+                Waiter.deadlineAfter(state.handshakeTimeoutNanos),
+                "waiting for " + state.peerName() + " to acknowledge a " + what + " (handshakeTimeout)");
         if (!acks.remove(key)) {
-            throw new CommunicatorException(what + " of a region on " + link.endpoint + " failed: "
-                    + link.failure().getMessage(), link.failure());
+            throw new CommunicatorException(what + " of a region on " + state.endpoint + " failed: "
+                    + state.failure().getMessage(), state.failure());
         }
     }
 
@@ -140,14 +140,14 @@ final class PeerMemory {
             if (!markReleased()) {
                 return;
             }
-            if (link.isEstablished() && !link.isClosed() && link.failure() == null) {
+            if (state.isEstablished() && !state.isClosed() && state.failure() == null) {
                 // the peer must stop using the key before the memory stops being registered
                 try {
-                    link.send(RevokeMessage.encode(ByteBuffer.allocate(RevokeMessage.LENGTH), id));
+                    state.send(RevokeMessage.encode(ByteBuffer.allocate(RevokeMessage.LENGTH), id));
                     awaitAck(RevokeMessage.TYPE, id, "deregistration");
                 } catch (IOException e) {
-                    LOG.warn("{}: deregistering region {} without the acknowledgement of {}: {}", link.endpoint,
-                            descriptor, link.peerName(), e.getMessage());
+                    LOG.warn("{}: deregistering region {} without the acknowledgement of {}: {}", state.endpoint,
+                            descriptor, state.peerName(), e.getMessage());
                 }
             }
             deregister();
@@ -165,7 +165,7 @@ final class PeerMemory {
 
         private void deregister() {
             local.close();
-            link.budget.release(buffer.capacity());
+            state.budget.release(buffer.capacity());
         }
     }
 
@@ -181,13 +181,13 @@ final class PeerMemory {
 
     private void oneSided(RegionDescriptor remote, long offset, ByteBuffer local, Access needed)
             throws IOException {
-        link.checkUsable();
+        state.checkUsable();
         PeerRegion pr = resolve(remote);
         int n = local.remaining();
         pr.announced.checkAccess(offset, n, needed);
         synchronized (pr) {
             if (pr.revoked) {
-                throw new RemoteAccessException("region " + remote + " of " + link.peerName() + " was deregistered");
+                throw new RemoteAccessException("region " + remote + " of " + state.peerName() + " was deregistered");
             }
             pr.inflight++;
         }
@@ -212,7 +212,7 @@ final class PeerMemory {
         int n = local.remaining();
         boolean put = needed == Access.REMOTE_WRITE;
         boolean byOwner = !put && pr.provider.key().length == 0;
-        RdmaChannel ch = link.channel();
+        RdmaChannel ch = state.channel();
         RemoteRegion rr = byOwner ? null : pr.unpacked(ch);
         ByteBuffer bounce = null;
         if (!local.isDirect() || local.isReadOnly()) {
@@ -222,7 +222,7 @@ final class PeerMemory {
             }
         }
         ByteBuffer target = bounce != null ? bounce : local;
-        RegistrationCache.Entry e = link.cache().acquire(target);
+        RegistrationCache.Entry e = state.cache().acquire(target);
         // the cache registers for REMOTE_WRITE; so must a destination the owner writes into
         LocalRegion temp = e == null ? ch.register(target, byOwner ? Set.of(Access.REMOTE_WRITE) : Set.of()) : null;
         try {
@@ -236,7 +236,7 @@ final class PeerMemory {
             }
         } finally {
             if (e != null) {
-                link.cache().release(e);
+                state.cache().release(e);
             }
             if (temp != null) {
                 temp.close();
@@ -255,7 +255,7 @@ final class PeerMemory {
      */
     private void oneSidedTransfer(RdmaChannel ch, boolean put, PeerRegion pr, RemoteRegion rr, LocalRegion lr,
             long localAddress, long remoteAddress, int n) throws IOException {
-        OpCompletion done = new OpCompletion(link);
+        OpCompletion done = new OpCompletion(state);
         long placed = -1;
         if (put) {
             ByteBuffer note = null;
@@ -268,14 +268,14 @@ final class PeerMemory {
         } else {
             ch.read(rr, remoteAddress, lr, localAddress, n, done);
         }
-        link.waiter.await(done.finishedOrFailed, Waiter.NO_DEADLINE, put ? "put" : "get");
-        done.check((put ? "put into " : "get from ") + pr.announced + " of " + link.peerName());
+        state.waiter.await(done.finishedOrFailed, Waiter.NO_DEADLINE, put ? "put" : "get");
+        done.check((put ? "put into " : "get from ") + pr.announced + " of " + state.peerName());
         if (placed >= 0) {
             long key = placed;
-            link.waiter.await(() -> acks.contains(key) || link.failure() != null, Waiter.NO_DEADLINE, "put");
+            state.waiter.await(() -> acks.contains(key) || state.failure() != null, Waiter.NO_DEADLINE, "put");
             if (!acks.remove(key)) {
-                throw new CommunicatorException("put into " + pr.announced + " of " + link.peerName() + " failed: "
-                        + link.failure().getMessage(), link.failure());
+                throw new CommunicatorException("put into " + pr.announced + " of " + state.peerName() + " failed: "
+                        + state.failure().getMessage(), state.failure());
             }
         }
     }
@@ -288,18 +288,18 @@ final class PeerMemory {
         pendingGets.put(seq, pending);
         try {
             GetRequestMessage req = new GetRequestMessage(seq, pr.id, offset, n, localAddress, lr.descriptor());
-            link.send(req.encode(ByteBuffer.allocate(req.encodedLength())));
-            link.waiter.await(() -> pending.answered || link.failure() != null, Waiter.NO_DEADLINE, "get");
+            state.send(req.encode(ByteBuffer.allocate(req.encodedLength())));
+            state.waiter.await(() -> pending.answered || state.failure() != null, Waiter.NO_DEADLINE, "get");
         } finally {
             pendingGets.remove(seq);
         }
         if (!pending.answered) {
-            throw new CommunicatorException("get from " + pr.announced + " of " + link.peerName() + " failed: "
-                    + link.failure().getMessage(), link.failure());
+            throw new CommunicatorException("get from " + pr.announced + " of " + state.peerName() + " failed: "
+                    + state.failure().getMessage(), state.failure());
         }
         if (pending.refusal != null) {
             throw new RemoteAccessException("get of " + n + " bytes at offset " + offset + " of region "
-                    + pr.announced + " refused by " + link.peerName() + ": " + pending.refusal);
+                    + pr.announced + " refused by " + state.peerName() + ": " + pending.refusal);
         }
     }
 
@@ -309,14 +309,14 @@ final class PeerMemory {
         PeerRegion pr = key.length >= AnnounceMessage.KEY_ID_BYTES
                 ? peerRegions.get(ByteBuffer.wrap(key).getInt()) : null;
         if (pr == null || !pr.announced.equals(remote)) {
-            throw new RemoteAccessException("unknown remote key for region " + remote + ": " + link.peerName()
+            throw new RemoteAccessException("unknown remote key for region " + remote + ": " + state.peerName()
                     + " has registered no such region on this connection");
         }
         return pr;
     }
 
     private void ackRevoke(int id) {
-        link.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), RevokeMessage.TYPE, id));
+        state.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), RevokeMessage.TYPE, id));
     }
 
     /** A get the owner serves: its GET_DONE, once it arrived. */
@@ -361,7 +361,7 @@ final class PeerMemory {
 
     void onAnnounce(AnnounceMessage a) {
         peerRegions.put(a.regionId(), new PeerRegion(a.regionId(), a.region()));
-        link.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), AnnounceMessage.TYPE, a.regionId()));
+        state.send(AckMessage.encode(ByteBuffer.allocate(AckMessage.LENGTH), AnnounceMessage.TYPE, a.regionId()));
     }
 
     /** The peer deregisters a region: acknowledged at once, or by the last operation on it still in flight. */
@@ -399,20 +399,20 @@ final class PeerMemory {
         }
         if (refusal != null) {
             if (r == null) {
-                LOG.debug("{}: refused a get from {}: {}", link.endpoint, link.peerName(), refusal);
+                LOG.debug("{}: refused a get from {}: {}", state.endpoint, state.peerName(), refusal);
             } else {
-                LOG.warn("{}: refused a get from {} that its engine would not have sent: {}", link.endpoint,
-                        link.peerName(), refusal);
+                LOG.warn("{}: refused a get from {} that its engine would not have sent: {}", state.endpoint,
+                        state.peerName(), refusal);
             }
-            link.send(GetDoneMessage.encodeRefused(g.seq(), refusal));
+            state.send(GetDoneMessage.encodeRefused(g.seq(), refusal));
             return;
         }
-        RdmaChannel ch = link.channel();
+        RdmaChannel ch = state.channel();
         RemoteRegion dst;
         try {
             dst = ch.unpack(g.registration());
         } catch (IOException e) {
-            link.send(GetDoneMessage.encodeRefused(g.seq(), "the destination " + g.registration()
+            state.send(GetDoneMessage.encodeRefused(g.seq(), "the destination " + g.registration()
                     + " is unusable: " + e.getMessage()));
             return;
         }
@@ -429,8 +429,8 @@ final class PeerMemory {
             @Override
             public void failed(IOException cause) {
                 dst.close();
-                link.fail(new CommunicatorException("serving a get of region " + source.id + " to "
-                        + link.peerName() + " failed: " + cause.getMessage(), cause));
+                state.fail(new CommunicatorException("serving a get of region " + source.id + " to "
+                        + state.peerName() + " failed: " + cause.getMessage(), cause));
             }
         });
     }
@@ -439,12 +439,12 @@ final class PeerMemory {
     void onGetDone(GetDoneMessage d) {
         PendingGet p = pendingGets.get(d.seq());
         if (p == null) {
-            LOG.debug("{}: GET_DONE {} from {} answers no pending get", link.endpoint, d.seq(), link.peerName());
+            LOG.debug("{}: GET_DONE {} from {} answers no pending get", state.endpoint, d.seq(), state.peerName());
             return;
         }
         p.refusal = d.refusal();
         p.answered = true;
-        link.wake();
+        state.wake();
     }
 
     /** The peer acknowledged an ANNOUNCE or a REVOKE of region {@code id}. */

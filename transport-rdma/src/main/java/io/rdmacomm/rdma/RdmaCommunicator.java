@@ -36,7 +36,7 @@ import java.util.concurrent.TimeUnit;
  * ({@code rdmacomm-rdma-accept}, see {@link BootstrapServer}), so a client's {@code connect()} does not wait for
  * {@code accept()}.
  */
-public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicator.ConnectionLink> {
+public final class RdmaCommunicator extends AbstractCommunicator<Connection> {
     private static final long ACCEPT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final RdmaProvider provider;
@@ -48,7 +48,7 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
     }
 
     private RdmaCommunicator(Endpoint serverEndpoint, RdmaProvider provider, Connection accepted) {
-        super(serverEndpoint, new ConnectionLink(accepted));
+        super(serverEndpoint, accepted);
         this.provider = provider;
     }
 
@@ -106,7 +106,7 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
      * engine's handshake over it, all within connectTimeout.
      */
     @Override
-    protected ConnectionLink dial() throws IOException {
+    protected Connection dial() throws IOException {
         Duration timeout = endpoint().duration(EndpointOption.CONNECT_TIMEOUT);
         long deadline = System.nanoTime() + timeout.toNanos();
         String peer = endpoint().authority();
@@ -153,7 +153,7 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
             c.watchBootstrapSocket();
             ch.connect(w.nodeAddress(), w.channelId(), RdmaChannel.Role.ACTIVE, deadline);
             c.clientHandshake(deadline);
-            return new ConnectionLink(c);
+            return c;
         } catch (SocketTimeoutException e) {
             c.close();
             SocketTimeoutException named = new SocketTimeoutException("connect to " + endpoint()
@@ -253,73 +253,8 @@ public final class RdmaCommunicator extends AbstractCommunicator<RdmaCommunicato
 
     /** This connection's counters; zero for a communicator that is not connected. */
     public RdmaStatistics statistics() {
-        ConnectionLink l = link();
-        return l == null ? new RdmaStatistics(0, 0, false)
-                : new RdmaStatistics(l.connection.registeredBytes(), l.connection.zeroCopyBytes(),
-                        l.connection.peerRingMapped());
-    }
-
-    /** A {@link Connection} as the communicator's link: its package-level calls, one to one. */
-    static final class ConnectionLink implements AbstractCommunicator.Link {
-        final Connection connection;
-
-        ConnectionLink(Connection connection) {
-            this.connection = connection;
-        }
-
-        @Override
-        public String peerName() {
-            return connection.peerName();
-        }
-
-        @Override
-        public int read(ByteBuffer dst) throws IOException {
-            return connection.read(dst);
-        }
-
-        @Override
-        public int available() throws IOException {
-            return connection.available();
-        }
-
-        @Override
-        public boolean notifyReadable(Runnable listener) {
-            return connection.notifyReadable(listener);
-        }
-
-        @Override
-        public boolean busyPoll(long nanos, java.util.function.BooleanSupplier until) {
-            return connection.busyPoll(nanos, until);
-        }
-
-        @Override
-        public void write(ByteBuffer src) throws IOException {
-            connection.write(src);
-        }
-
-        @Override
-        public void sync() throws IOException {
-            connection.sync();
-        }
-
-        @Override
-        public MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
-            return connection.register(buffer, access);
-        }
-
-        @Override
-        public void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
-            connection.put(src, remote, offset);
-        }
-
-        @Override
-        public void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
-            connection.get(remote, offset, dst);
-        }
-
-        @Override
-        public void close() {
-            connection.close();
-        }
+        Connection c = link();
+        return c == null ? new RdmaStatistics(0, 0, false)
+                : new RdmaStatistics(c.registeredBytes(), c.zeroCopyBytes(), c.peerRingMapped());
     }
 }

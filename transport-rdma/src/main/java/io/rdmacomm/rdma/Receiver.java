@@ -34,7 +34,7 @@ final class Receiver {
     private static final Logger LOG = LoggerFactory.getLogger(Receiver.class);
     private static final long CANCEL_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-    private final Link link;
+    private final ConnectionState state;
     private final String readWhat;
     private ByteBuffer ring;
     private LocalRegion ringRegion;
@@ -78,22 +78,22 @@ final class Receiver {
     private volatile long zeroCopyArrival;
     private volatile int cancelAcked = -1;
 
-    Receiver(Link link) {
-        this.link = link;
-        this.readWhat = link.readTimeoutWhat("read");
-        this.leaving = new Waiter(0, null, () -> false, () -> "with " + link.peerName() + " on " + link.endpoint);
+    Receiver(ConnectionState state) {
+        this.state = state;
+        this.readWhat = state.readTimeoutWhat("read");
+        this.leaving = new Waiter(0, null, () -> false, () -> "with " + state.peerName() + " on " + state.endpoint);
     }
 
     /** Allocates and registers the ring, within the connection's budget. */
     void setUp() throws IOException {
-        int size = link.ringSize;
-        if (!link.budget.tryReserve(size)) {
+        int size = state.ringSize;
+        if (!state.budget.tryReserve(size)) {
             throw new CommunicatorException("ringSize " + Units.formatSize(size) + " exceeds maxRegistered");
         }
-        RegisteredBuffer rb = link.channel().allocate(size, EnumSet.of(Access.REMOTE_WRITE));
+        RegisteredBuffer rb = state.channel().allocate(size, EnumSet.of(Access.REMOTE_WRITE));
         ring = rb.buffer();
         ringRegion = rb.region();
-        advertising = link.zeroCopyRequested || link.channel().placesWritesDirectly();
+        advertising = state.zeroCopyRequested || state.channel().placesWritesDirectly();
         if (rb.control() != null && !advertising) {
             shared = new SharedNotify(rb.control());
         }
@@ -118,7 +118,7 @@ final class Receiver {
         try {
             return readRing(dst);
         } finally {
-            if (reading.decrementAndGet() == 0 && link.isClosed()) {
+            if (reading.decrementAndGet() == 0 && state.isClosed()) {
                 leaving.wake();
             }
         }
@@ -130,7 +130,7 @@ final class Receiver {
         SocketTimeoutException timedOut = null;
         try {
             while (true) {
-                if (link.isClosed()) {
+                if (state.isClosed()) {
                     throw new AsynchronousCloseException();
                 }
                 if (shared != null) {
@@ -148,44 +148,44 @@ final class Receiver {
                 if (atEnd()) {
                     return -1;
                 }
-                if (link.failure() != null) {
-                    throw link.failed("read from " + link.peerName());
+                if (state.failure() != null) {
+                    throw state.failed("read from " + state.peerName());
                 }
                 if (cancelling && cancelAcked == advertSeq) {
                     throw timedOut;
                 }
-                if (advertising && !advertised && dst.isDirect() && dst.remaining() >= link.zeroCopyThreshold) {
-                    entry = link.cache().acquire(dst);
+                if (advertising && !advertised && dst.isDirect() && dst.remaining() >= state.zeroCopyThreshold) {
+                    entry = state.cache().acquire(dst);
                     if (entry != null) {
                         advertise(dst, entry);
                     }
                 }
-                if (shared != null && sharedPoller == null && link.waiter.spins()) {
+                if (shared != null && sharedPoller == null && state.waiter.spins()) {
                     sharedPoller = Thread.currentThread();
                     shared.polling(true);
                 }
                 try {
-                    deadline = link.waiter.awaitFor(readable, deadline, link.readTimeoutNanos, readWhat);
+                    deadline = state.waiter.awaitFor(readable, deadline, state.readTimeoutNanos, readWhat);
                 } catch (SocketTimeoutException e) {
                     if (!advertised) {
                         throw e;
                     }
                     if (cancelling) {
-                        LOG.warn("{}: peer {} did not answer the cancellation of advert {} in time", link.endpoint,
-                                link.peerName(), advertSeq);
+                        LOG.warn("{}: peer {} did not answer the cancellation of advert {} in time", state.endpoint,
+                                state.peerName(), advertSeq);
                         throw timedOut;
                     }
                     // the peer may be writing into dst right now: take the advert back before giving up
                     timedOut = e;
                     cancelling = true;
                     deadline = System.nanoTime() + CANCEL_GRACE_NANOS;
-                    link.send(CancelMessage.encode(ByteBuffer.allocate(CancelMessage.LENGTH), CancelMessage.CANCEL,
+                    state.send(CancelMessage.encode(ByteBuffer.allocate(CancelMessage.LENGTH), CancelMessage.CANCEL,
                             advertSeq));
                 }
             }
         } finally {
             if (entry != null) {
-                link.cache().release(entry);
+                state.cache().release(entry);
             }
             advertised = false;
             cancelling = false;
@@ -215,11 +215,11 @@ final class Receiver {
         if (end == sharedEnd) {
             return;
         }
-        if (end < sharedEnd || end - ringConsumed > link.ringSize) {
-            if (link.failure() == null) {
-                link.fail(new CommunicatorException("the shared ring written by " + link.peerName()
+        if (end < sharedEnd || end - ringConsumed > state.ringSize) {
+            if (state.failure() == null) {
+                state.fail(new CommunicatorException("the shared ring written by " + state.peerName()
                         + " is corrupt: its published end " + end + " is behind " + sharedEnd
-                        + " or beyond the credit (" + ringConsumed + " consumed of a " + link.ringSize
+                        + " or beyond the credit (" + ringConsumed + " consumed of a " + state.ringSize
                         + " byte ring)"));
             }
             return;
@@ -227,8 +227,8 @@ final class Receiver {
         synchronized (segments) {
             long from = Math.max(sharedEnd, dataEnd);
             while (from < end) {
-                int off = (int) (from % link.ringSize);
-                int n = (int) Math.min(end - from, link.ringSize - off);
+                int off = (int) (from % state.ringSize);
+                int n = (int) Math.min(end - from, state.ringSize - off);
                 segments.add(from, from, n);
                 from += n;
             }
@@ -241,7 +241,7 @@ final class Receiver {
      * end of the peer's stream, 0 if none yet; throws the connection's failure. Called by the one reading thread.
      */
     int available() throws IOException {
-        if (link.isClosed()) {
+        if (state.isClosed()) {
             throw new ClosedChannelException();
         }
         int n;
@@ -254,8 +254,8 @@ final class Receiver {
         if (atEnd()) {
             return -1;
         }
-        if (link.failure() != null) {
-            throw link.failed("read from " + link.peerName());
+        if (state.failure() != null) {
+            throw state.failed("read from " + state.peerName());
         }
         return 0;
     }
@@ -267,7 +267,7 @@ final class Receiver {
     boolean busyPoll(long nanos, BooleanSupplier until) {
         reading.incrementAndGet();
         try {
-            if (link.isClosed()) {
+            if (state.isClosed()) {
                 return false;
             }
             long end = System.nanoTime() + nanos;
@@ -276,19 +276,19 @@ final class Receiver {
                     if (until.getAsBoolean()) {
                         return true;
                     }
-                    if (link.isClosed()) {
+                    if (state.isClosed()) {
                         return false;
                     }
-                    link.poll();
+                    state.poll();
                     if (i % Waiter.CLOCK_EVERY == 0 && System.nanoTime() - end >= 0) {
                         return until.getAsBoolean();
                     }
                 }
             } finally {
-                link.pollingEnded();
+                state.pollingEnded();
             }
         } finally {
-            if (reading.decrementAndGet() == 0 && link.isClosed()) {
+            if (reading.decrementAndGet() == 0 && state.isClosed()) {
                 leaving.wake();
             }
         }
@@ -301,10 +301,10 @@ final class Receiver {
         return true;
     }
 
-    /** On every event of the connection ({@link Link#wake}): runs the listener if one waits and reading would not. */
+    /** On every event of the connection ({@link ConnectionState#wake}): runs the listener if one waits and reading would not. */
     void tellIfReadable() {
-        if (readinessListener.get() != null && (segmentReady() || atEnd() || link.failure() != null
-                || link.isClosed())) {
+        if (readinessListener.get() != null && (segmentReady() || atEnd() || state.failure() != null
+                || state.isClosed())) {
             Runnable r = readinessListener.getAndSet(null);
             if (r != null) {
                 r.run();
@@ -317,7 +317,7 @@ final class Receiver {
         if (shared != null) {
             pollShared();
         }
-        return advertised && zeroCopyArrived() || segmentReady() || atEnd() || link.failure() != null
+        return advertised && zeroCopyArrived() || segmentReady() || atEnd() || state.failure() != null
                 || cancelling && cancelAcked == advertSeq;
     }
 
@@ -333,7 +333,7 @@ final class Receiver {
     }
 
     private boolean atEnd() {
-        return link.peerClosed() && consumed >= link.peerFinalPosition();
+        return state.peerClosed() && consumed >= state.peerFinalPosition();
     }
 
     private void advertise(ByteBuffer dst, RegistrationCache.Entry entry) {
@@ -343,7 +343,7 @@ final class Receiver {
         advertSeq = a.seq();
         advertised = true;
         creditSent = ringConsumed;
-        link.send(a.encode(ByteBuffer.allocate(a.encodedLength())));
+        state.send(a.encode(ByteBuffer.allocate(a.encodedLength())));
     }
 
     private int copyFromRing(ByteBuffer dst) {
@@ -354,16 +354,16 @@ final class Receiver {
             length = segments.firstLength();
         }
         int n = Math.min(dst.remaining(), length);
-        dst.put(dst.position(), ring, (int) (cursor % link.ringSize), n);
+        dst.put(dst.position(), ring, (int) (cursor % state.ringSize), n);
         dst.position(dst.position() + n);
         synchronized (segments) {
             segments.consume(n);
         }
         consumed += n;
         ringConsumed += n;
-        if (ringConsumed - creditSent >= link.ringSize / 2) {
+        if (ringConsumed - creditSent >= state.ringSize / 2) {
             creditSent = ringConsumed;
-            link.send(CreditMessage.encode(creditScratch, ringConsumed));
+            state.send(CreditMessage.encode(creditScratch, ringConsumed));
         }
         return n;
     }
@@ -372,12 +372,12 @@ final class Receiver {
 
     /** DATA or DATA_INLINE: a segment of the ring is ready; a DATA_INLINE's bytes go into the ring first. */
     void onData(ByteBuffer m) throws MalformedMessageException {
-        DataMessage.check(m, link.ringSize);
+        DataMessage.check(m, state.ringSize);
         long cursor = DataMessage.ringCursor(m);
         int n = DataMessage.length(m);
         if (m.get(m.position()) == DataMessage.DATA_INLINE) {
             // the ring space is the writer's by the credit protocol: no reader touches it until the segment is added
-            ring.put((int) (cursor % link.ringSize), m, DataMessage.bytesIndex(m), n);
+            ring.put((int) (cursor % state.ringSize), m, DataMessage.bytesIndex(m), n);
         }
         synchronized (segments) {
             if (shared != null) {
@@ -419,7 +419,7 @@ final class Receiver {
         try {
             leaving.awaitUninterruptibly(noReads, Waiter.deadlineAfter(timeoutNanos), "close (waiting for a read to leave)");
         } catch (IOException e) {
-            LOG.warn("{}: a read on {} did not leave within {} of close: {}", link.endpoint, link.peerName(),
+            LOG.warn("{}: a read on {} did not leave within {} of close: {}", state.endpoint, state.peerName(),
                     Units.formatDuration(java.time.Duration.ofNanos(timeoutNanos)), e.toString());
         }
     }
@@ -427,7 +427,7 @@ final class Receiver {
     void release() {
         if (ringRegion != null) {
             ringRegion.close();
-            link.budget.release(link.ringSize);
+            state.budget.release(state.ringSize);
             ringRegion = null;
         }
     }

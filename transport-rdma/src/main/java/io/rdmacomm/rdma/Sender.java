@@ -42,7 +42,7 @@ final class Sender {
      */
     static final int INLINE_MAX = 1024;
 
-    private final Link link;
+    private final ConnectionState state;
     private final String writeWhat;
     private final String syncWhat;
     private ByteBuffer staging;
@@ -81,25 +81,25 @@ final class Sender {
         @Override
         public void completed() {
             outstanding.decrementAndGet();
-            link.wake();
+            state.wake();
         }
 
         @Override
         public void failed(IOException cause) {
             // the failure first: a sync() that sees nothing outstanding must also see why
-            link.fail(cause);
+            state.fail(cause);
             outstanding.decrementAndGet();
         }
     };
 
-    Sender(Link link) {
-        this.link = link;
-        this.writeWhat = link.readTimeoutWhat("write waiting for the reader's credit");
-        this.syncWhat = link.readTimeoutWhat("sync");
-        this.direct = new OpCompletion(link);
-        this.drained = () -> outstanding.get() == 0 || link.failure() != null;
-        this.ringSpace = () -> peerRingSize - (ringWritten - peerRingConsumed) > 0 || link.failure() != null
-                || link.peerClosed();
+    Sender(ConnectionState state) {
+        this.state = state;
+        this.writeWhat = state.readTimeoutWhat("write waiting for the reader's credit");
+        this.syncWhat = state.readTimeoutWhat("sync");
+        this.direct = new OpCompletion(state);
+        this.drained = () -> outstanding.get() == 0 || state.failure() != null;
+        this.ringSpace = () -> peerRingSize - (ringWritten - peerRingConsumed) > 0 || state.failure() != null
+                || state.peerClosed();
     }
 
     /**
@@ -110,11 +110,11 @@ final class Sender {
     void setUp(RegionDescriptor ring) throws IOException {
         if (!ring.access().contains(Access.REMOTE_WRITE) || ring.length() <= 0
                 || ring.length() > Integer.MAX_VALUE - 8) {
-            throw new HandshakeException("handshake from " + link.peerName() + ": unusable receive ring " + ring
+            throw new HandshakeException("handshake from " + state.peerName() + ": unusable receive ring " + ring
                     + " (needs remote write and a length of 1 byte to 2g)");
         }
         peerRingSize = (int) ring.length();
-        RdmaChannel ch = link.channel();
+        RdmaChannel ch = state.channel();
         peerRing = ch.unpack(ring);
         MappedRing mapped = ch.mapRemote(peerRing);
         if (mapped != null && mapped.ring().capacity() == peerRingSize) {
@@ -123,10 +123,10 @@ final class Sender {
             mappedRing = true;
             shared = mapped.control() == null ? null : new SharedNotify(mapped.control());
         } else {
-            if (!link.budget.tryReserve(peerRingSize)) {
-                throw new HandshakeException("handshake from " + link.peerName() + ": the peer's ring of "
+            if (!state.budget.tryReserve(peerRingSize)) {
+                throw new HandshakeException("handshake from " + state.peerName() + ": the peer's ring of "
                         + Units.formatSize(peerRingSize) + " needs a staging buffer beyond maxRegistered "
-                        + Units.formatSize(link.budget.limit()));
+                        + Units.formatSize(state.budget.limit()));
             }
             // the provider's memory (e.g. mapped lazily where UCX does not map it), as for the receive ring
             RegisteredBuffer rb = ch.allocate(peerRingSize, Set.of());
@@ -172,7 +172,7 @@ final class Sender {
                 long free = peerRingSize - (ringWritten - peerRingConsumed);
                 if (free == 0) {
                     flushStaged();
-                    link.waiter.awaitFor(ringSpace, Waiter.UNTIMED, link.readTimeoutNanos, writeWhat);
+                    state.waiter.awaitFor(ringSpace, Waiter.UNTIMED, state.readTimeoutNanos, writeWhat);
                     continue;
                 }
                 int off = (int) (ringWritten % peerRingSize);
@@ -205,7 +205,7 @@ final class Sender {
      * if {@code src} cannot be registered: the caller stages it instead.
      */
     private boolean directRingWrite(ByteBuffer src, int off, int n) throws IOException {
-        RegistrationCache.Entry e = link.cache().acquire(src);
+        RegistrationCache.Entry e = state.cache().acquire(src);
         if (e == null) {
             return false;
         }
@@ -213,7 +213,7 @@ final class Sender {
             flushStaged();
             ByteBuffer note = DataMessage.encodeData(txScratch, pos, ringWritten, n);
             writeAndWait(e.region, src, peerRing, peerRing.descriptor().address() + off, n, note,
-                    "write to " + link.peerName());
+                    "write to " + state.peerName());
             src.position(src.position() + n);
             ringWritten += n;
             pos += n;
@@ -221,14 +221,14 @@ final class Sender {
             stagedPos = pos;
             return true;
         } finally {
-            link.cache().release(e);
+            state.cache().release(e);
         }
     }
 
     /** Writes into the peer's advertised buffer; false if {@code src} cannot be registered. */
     private boolean zeroCopy(ByteBuffer src, AdvertMessage a) throws IOException {
         flushStaged();
-        RegistrationCache.Entry e = link.cache().acquire(src);
+        RegistrationCache.Entry e = state.cache().acquire(src);
         if (e == null) {
             return false;
         }
@@ -238,29 +238,29 @@ final class Sender {
                 if (target != null) {
                     target.close();
                 }
-                target = link.channel().unpack(a.region());
+                target = state.channel().unpack(a.region());
                 lastAdvertRegion = target;
             }
             int n = Math.min(src.remaining(), a.length());
             ByteBuffer note = ZeroCopyDataMessage.encode(txScratch, a.seq(), pos, n);
-            writeAndWait(e.region, src, target, a.address(), n, note, "zero-copy write to " + link.peerName());
+            writeAndWait(e.region, src, target, a.address(), n, note, "zero-copy write to " + state.peerName());
             src.position(src.position() + n);
             pos += n;
             stagedPos = pos;
             zeroCopyBytes += n;
             return true;
         } finally {
-            link.cache().release(e);
+            state.cache().release(e);
         }
     }
 
     private void writeAndWait(LocalRegion region, ByteBuffer src, RemoteRegion target, long address, int n,
             ByteBuffer note, String what) throws IOException {
-        link.channel().write(region, region.address() + src.position(), target, address, n, note, direct.reset());
+        state.channel().write(region, region.address() + src.position(), target, address, n, note, direct.reset());
         if (!direct.isFinished()) {
-            link.waiter.await(direct.finishedOrFailed, Waiter.NO_DEADLINE, "write");
+            state.waiter.await(direct.finishedOrFailed, Waiter.NO_DEADLINE, "write");
         }
-        if (!direct.isFinished() && link.isClosed()) {
+        if (!direct.isFinished() && state.isClosed()) {
             // the one-sided write failed because this side closed under it (the provider refuses a closed
             // channel's put, or its endpoint went): what a blocked write reports for an asynchronous close
             throw new AsynchronousCloseException();
@@ -280,14 +280,14 @@ final class Sender {
                 if (shared != null && shared.publish(stagedFrom + n)) {
                     outstanding.decrementAndGet();
                 } else {
-                    link.channel().send(DataMessage.encodeData(txScratch, stagedPos, stagedFrom, n),
+                    state.channel().send(DataMessage.encodeData(txScratch, stagedPos, stagedFrom, n),
                             ringCompletion);
                 }
             } else if (n <= inlineMax) {
-                link.channel().send(DataMessage.encodeInline(txScratch, stagedPos, stagedFrom, staging, off, n),
+                state.channel().send(DataMessage.encodeInline(txScratch, stagedPos, stagedFrom, staging, off, n),
                         ringCompletion);
             } else {
-                link.channel().write(stagingRegion, stagingRegion.address() + off, peerRing,
+                state.channel().write(stagingRegion, stagingRegion.address() + off, peerRing,
                         peerRing.descriptor().address() + off, n,
                         DataMessage.encodeData(txScratch, stagedPos, stagedFrom, n), ringCompletion);
             }
@@ -301,14 +301,14 @@ final class Sender {
         try {
             checkWritable();
             flushStaged();
-            link.waiter.awaitFor(drained, Waiter.UNTIMED, link.readTimeoutNanos, syncWhat);
+            state.waiter.awaitFor(drained, Waiter.UNTIMED, state.readTimeoutNanos, syncWhat);
             // every write is complete now; a peer that closed meanwhile (having read them, e.g. its last
             // request) does not make this sync fail, as it did when the CLOSE overtook the last completion
-            if (link.isClosed()) {
+            if (state.isClosed()) {
                 throw new AsynchronousCloseException();
             }
-            if (link.failure() != null) {
-                throw link.failed("write to " + link.peerName());
+            if (state.failure() != null) {
+                throw state.failed("write to " + state.peerName());
             }
         } finally {
             writing = false;
@@ -316,14 +316,14 @@ final class Sender {
     }
 
     private void checkWritable() throws IOException {
-        if (link.isClosed()) {
+        if (state.isClosed()) {
             throw new AsynchronousCloseException();
         }
-        if (link.failure() != null) {
-            throw link.failed("write to " + link.peerName());
+        if (state.failure() != null) {
+            throw state.failed("write to " + state.peerName());
         }
-        if (link.peerClosed()) {
-            throw new CommunicatorException("write to " + link.peerName() + " failed: the peer closed the connection");
+        if (state.peerClosed()) {
+            throw new CommunicatorException("write to " + state.peerName() + " failed: the peer closed the connection");
         }
     }
 
@@ -333,7 +333,7 @@ final class Sender {
      */
     long drain(long deadline) throws IOException {
         flushStaged();
-        link.waiter.await(drained, deadline, "close");
+        state.waiter.await(drained, deadline, "close");
         return pos;
     }
 
@@ -366,7 +366,7 @@ final class Sender {
         }
         if (stagingRegion != null) {
             stagingRegion.close();
-            link.budget.release(peerRingSize);
+            state.budget.release(peerRingSize);
             stagingRegion = null;
         }
     }

@@ -116,10 +116,10 @@ public abstract class HostilePeerContractTest {
     public static RdmaChannel channelOf(Communicator c) throws ReflectiveOperationException {
         Method link = AbstractCommunicator.class.getDeclaredMethod("link");
         link.setAccessible(true);
-        Connection connection = ((RdmaCommunicator.ConnectionLink) link.invoke(c)).connection;
-        Field f = Connection.class.getDeclaredField("link");
+        Connection connection = (Connection) link.invoke(c);
+        Field f = Connection.class.getDeclaredField("state");
         f.setAccessible(true);
-        return ((Link) f.get(connection)).channel();
+        return ((ConnectionState) f.get(connection)).channel();
     }
 
     private void assertMemoryUntouched(String after) {

@@ -14,12 +14,8 @@ import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A connection's socket and how threads wait on it, below the framing; the socket is the only descriptor a
@@ -28,14 +24,9 @@ import org.slf4j.LoggerFactory;
  * that must wait for input or for room parks until the process's {@link Readiness} thread, whose one selector all
  * non-blocking channels join on their first wait, tells it the channel is ready (or its timeout passes, or the close
  * wakes it). A blocking channel turns non-blocking for good when its reader first asks what it could read without
- * waiting ({@link #makeNonBlocking}).
+ * waiting ({@link #makeNonBlocking}). What happens to the stream at close is {@link StreamEnd}'s.
  */
 final class SocketIo implements Readiness.Ready {
-    private static final Logger LOG = LoggerFactory.getLogger(SocketIo.class);
-    /** Buffers for input discarded at close: borrowed only when some is unread. */
-    private static final BufferPool DISCARD = BufferPool.of(64 * 1024);
-    private static final long CLOSE_DELIVERY_DEFAULT = TimeUnit.SECONDS.toNanos(3);
-
     private final SocketChannel channel;
     /** The connection's TLS, or null for plain TCP. */
     private final TlsSession tls;
@@ -105,6 +96,19 @@ final class SocketIo implements Readiness.Ready {
 
     boolean blocking() {
         return blocking;
+    }
+
+    SocketChannel channel() {
+        return channel;
+    }
+
+    /** The connection's TLS, or null for plain TCP. */
+    TlsSession tls() {
+        return tls;
+    }
+
+    Settings settings() {
+        return settings;
     }
 
     boolean isClosed() {
@@ -310,26 +314,12 @@ final class SocketIo implements Readiness.Ready {
         return sent;
     }
 
-    /** Sends TLS's close_notify, which the peer reads as the end of the stream. */
-    private void closeTls(long deadline) throws IOException {
-        tls.output().lock();
-        try {
-            tls.closeOutbound();
-            long stuckSince = 0;
-            while (!tls.flush(channel)) {
-                stuckSince = awaitWritable(deadline, stuckSince);
-            }
-        } finally {
-            tls.output().unlock();
-        }
-    }
-
     /**
      * Waits until the (non-blocking) channel may take bytes again: until {@code deadline} (nanoTime) when that is
      * non-zero, else at most {@code readTimeout} since the socket last took nothing ({@code stuckSince}, nanoTime,
      * or 0 when it took bytes last time). Returns when it started to take nothing, for the next call.
      */
-    private long awaitWritable(long deadline, long stuckSince) throws IOException {
+    long awaitWritable(long deadline, long stuckSince) throws IOException {
         long now = System.nanoTime();
         long since = stuckSince != 0 ? stuckSince : now;
         long left = 0;
@@ -422,100 +412,14 @@ final class SocketIo implements Readiness.Ready {
         return new CommunicatorException(what + " " + peer() + " failed: " + e.getMessage(), e);
     }
 
-    /** A send that may block: {@link #guarded} runs it. */
-    @FunctionalInterface
-    interface Send {
-        void run() throws IOException;
+    /** Ends our direction of the stream at close: {@link StreamEnd#endStream}. */
+    void endStream(boolean pending, StreamEnd.Flush flush) {
+        StreamEnd.endStream(this, pending, flush);
     }
 
-    /**
-     * Runs {@code send} with a watchdog that closes the channel if it takes longer than {@code budget}
-     * nanoseconds: a blocking write cannot time out, and close must not hang on a peer that takes nothing.
-     */
-    private void guarded(long budget, Send send) throws IOException {
-        CountDownLatch done = new CountDownLatch(1);
-        Thread watchdog = new Thread(() -> {
-            try {
-                if (!done.await(budget, TimeUnit.NANOSECONDS)) {
-                    TcpServer.closeQuietly(channel);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "rdmacomm-tcp-close-watchdog");
-        watchdog.setDaemon(true);
-        watchdog.start();
-        try {
-            send.run();
-        } finally {
-            done.countDown();
-            TcpConnection.join(watchdog);
-        }
-    }
-
-    /** How a writer sends what it buffered: waiting until {@code deadline} (nanoTime), or without limit if 0. */
-    @FunctionalInterface
-    interface Flush {
-        void run(long deadline) throws IOException;
-    }
-
-    /**
-     * Ends our direction of the stream at close: sends what was buffered ({@code pending}) within the read timeout,
-     * or a few seconds without one, then shuts the output down so the peer reads -1. Failures are logged: the
-     * close goes on.
-     */
-    void endStream(boolean pending, Flush flush) {
-        long budget = settings.readTimeout() > 0 ? settings.readTimeout() : CLOSE_DELIVERY_DEFAULT;
-        try {
-            if (pending || tls != null) {
-                Flush all = tls == null ? flush : deadline -> {
-                    if (pending) {
-                        flush.run(deadline);
-                    }
-                    closeTls(deadline);
-                };
-                if (blocking) {
-                    guarded(budget, () -> all.run(0));
-                } else {
-                    all.run(System.nanoTime() + budget);
-                }
-            }
-            channel.shutdownOutput();
-        } catch (IOException e) {
-            LOG.debug("bytes written to {} before close could not be delivered", peer(), e);
-        }
-    }
-
-    /**
-     * Unless a reader holds {@code readLock}, reads away what arrived and nobody will read, as far as it is already
-     * there: closing a socket with unread input makes the kernel reset the connection, and the peer could lose the
-     * end of our stream.
-     */
+    /** Reads away unread input before the close, unless a reader holds {@code readLock}: {@link StreamEnd}. */
     void discardUnreadInput(ReentrantLock readLock) {
-        if (!readLock.tryLock()) {
-            return;
-        }
-        ByteBuffer scratch = null;
-        try {
-            // FIONREAD first: most connections close with nothing unread, and then nothing is allocated or read
-            if (channel.socket().getInputStream().available() <= 0) {
-                return;
-            }
-            if (blocking) {
-                channel.configureBlocking(false);
-            }
-            scratch = DISCARD.take();
-            for (int i = 0; i < 16 && channel.read(scratch) > 0; i++) {
-                scratch.clear();
-            }
-        } catch (IOException e) {
-            LOG.debug("discarding unread input from {} failed", peer(), e);
-        } finally {
-            if (scratch != null) {
-                DISCARD.give(scratch);
-            }
-            readLock.unlock();
-        }
+        StreamEnd.discardUnreadInput(this, readLock);
     }
 
     void close() {

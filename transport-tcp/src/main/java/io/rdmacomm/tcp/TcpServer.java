@@ -3,13 +3,9 @@ package io.rdmacomm.tcp;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.support.AcceptGuard;
-import io.rdmacomm.api.support.DescriptorBudget;
 import io.rdmacomm.api.support.RateLimitedLog;
 import java.io.IOException;
-import java.io.InterruptedIOException;
-import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
-import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
@@ -17,10 +13,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.UnaryOperator;
@@ -39,12 +32,13 @@ import org.slf4j.LoggerFactory;
  * the peer that has been silent longest (sent no byte since it was accepted), but only once it has been silent for
  * {@link #EVICT_SILENT_AFTER_NANOS}: a live client that was not scheduled yet is never dropped for another. While
  * every peer in handshake is younger or talking, the thread stops accepting and newcomers wait in the listen queue
- * until a slot frees. Each peer is dropped at its {@code handshakeTimeout} anyway.
+ * until a slot frees. Each peer is dropped at its {@code handshakeTimeout} anyway ({@link PendingHandshakes}).
  * <li>When the process runs out of descriptors, accepting backs off and retries ({@link AcceptGuard}); silent peers
  * are dropped to make room for waiting ones, and for a while fewer peers are held in handshake, so that
- * {@link #HEADROOM} descriptors stay free for the application to set up the connections it accepts.
- * <li>At most {@link #READY_MAX} handshaken peers wait for {@link #accept()}; then the thread stops accepting, leaving
- * further peers in the listen queue until the application accepts.
+ * {@link DescriptorPressure#HEADROOM} descriptors stay free for the application to set up the connections it
+ * accepts.
+ * <li>At most {@link #READY_MAX} handshaken peers wait for {@link #accept()} ({@link ReadyPeers}); then the thread
+ * stops accepting, leaving further peers in the listen queue until the application accepts.
  * </ul>
  * A failure with one peer drops that peer only, and a failure of the loop itself is retried after a short pause: the
  * thread ends only when the server is closed. Lines about dropped peers and failed accepts are rate-limited
@@ -56,15 +50,10 @@ final class TcpServer implements AutoCloseable {
     static final int READY_MAX = 128;
     /** A peer in handshake that sent nothing for this long may be dropped for a waiting newcomer. */
     static final long EVICT_SILENT_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /** Descriptors kept free for the application while the process is at its descriptor limit. */
-    static final int HEADROOM = 32;
-    /** How often the descriptors in use are counted again while the process is at its limit. */
-    private static final long PRESSURE_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Peers accepted per turn of the loop at most, so that handshakes progress during a burst. */
     private static final int ACCEPT_BATCH = 256;
     /** How long the loop pauses after a failure of its own (not of one peer's), before it goes on. */
     private static final long LOOP_FAILURE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    private static final Object CLOSED = new Object();
 
     private final Endpoint endpoint;
     private final Settings settings;
@@ -77,23 +66,16 @@ final class TcpServer implements AutoCloseable {
     private final AcceptGuard guard;
     private final RateLimitedLog peerLog = new RateLimitedLog(LOG);
     private final RateLimitedLog loopLog = new RateLimitedLog(LOG);
-    /** Handshaken peers ({@link Accepted}), an {@link IOException} if the listener is gone, or {@link #CLOSED}. */
-    private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
-    /** Keys of peers in handshake, oldest first (handshakes share one timeout, so also by deadline). */
-    private final LinkedHashSet<SelectionKey> pending = new LinkedHashSet<>();
-    /** The keys of {@link #pending} whose peer has sent nothing yet, oldest (so silent longest) first. */
-    private final LinkedHashSet<SelectionKey> silent = new LinkedHashSet<>();
+    /** Handshaken peers waiting for {@link #accept()}. */
+    private final ReadyPeers ready;
+    /** Peers in handshake. */
+    private final PendingHandshakes pending;
     /** Peers handshaken in this turn of the loop, handed over once their keys left the selector. */
     private final List<Accepted> done = new ArrayList<>();
-    /** While the process is at its descriptor limit: peers in handshake at most; else {@code MAX_VALUE}. */
-    private int descriptorCap = Integer.MAX_VALUE;
-    /** When to count descriptors again while {@link #descriptorCap} holds. */
-    private long descriptorRecheckAt;
-    /** Whether keys were cancelled whose channels the selector has not released yet. */
-    private boolean cancelled;
+    /** How many peers may be in handshake while the process is at its descriptor limit. */
+    private final DescriptorPressure descriptors = new DescriptorPressure();
     private boolean accepting = true;
     private volatile boolean closed;
-    private volatile boolean readyFull;
 
     private TcpServer(Endpoint endpoint, Settings settings, BoundListener bound, int maxHandshakes,
             UnaryOperator<ServerSocketChannel> acceptVia) {
@@ -102,6 +84,8 @@ final class TcpServer implements AutoCloseable {
         this.listener = bound.listener();
         this.acceptFrom = acceptVia.apply(bound.listener());
         this.selector = bound.selector();
+        this.ready = new ReadyPeers(endpoint, selector);
+        this.pending = new PendingHandshakes(endpoint, settings, selector, peerLog);
         this.maxHandshakes = maxHandshakes;
         this.guard = new AcceptGuard(endpoint.scheme() + "://" + endpoint.authority(), LOG, null, this::makeRoom);
         this.thread = new Thread(this::run, "rdmacomm-tcp-accept");
@@ -113,10 +97,6 @@ final class TcpServer implements AutoCloseable {
      * heartbeats off).
      */
     record Accepted(SocketChannel channel, TlsSession tls, long peerHeartbeat) {
-    }
-
-    /** A peer in handshake: its state and when it was accepted. */
-    private record Pending(Handshake.Accepting handshake, long acceptedAt) {
     }
 
     static TcpServer bind(Endpoint requested, Settings settings) throws IOException {
@@ -169,30 +149,7 @@ final class TcpServer implements AutoCloseable {
         if (closed) {
             throw new ClosedChannelException();
         }
-        Object next;
-        try {
-            next = settings.acceptTimeout() == 0 ? ready.take()
-                    : ready.poll(settings.acceptTimeout(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while accepting on " + endpoint);
-        }
-        if (next == null) {
-            throw new SocketTimeoutException("no peer connected to " + endpoint + " within "
-                    + Settings.format(settings.acceptTimeout()) + " (acceptTimeout)");
-        }
-        if (readyFull) {
-            selector.wakeup();
-        }
-        if (next == CLOSED) {
-            ready.offer(CLOSED);
-            throw new AsynchronousCloseException();
-        }
-        if (next instanceof IOException e) {
-            ready.offer(e); // the accept thread is gone: every later accept fails the same way
-            throw new IOException("accepting on " + endpoint + " failed: " + e.getMessage(), e);
-        }
-        return (Accepted) next;
+        return ready.take(settings.acceptTimeout());
     }
 
     @Override
@@ -210,12 +167,7 @@ final class TcpServer implements AutoCloseable {
         if (thread.isAlive()) {
             LOG.warn("{}: accept thread did not stop within 10s", endpoint);
         }
-        for (Object o; (o = ready.poll()) != null; ) {
-            if (o instanceof Accepted a) {
-                closeQuietly(a.channel());
-            }
-        }
-        ready.offer(CLOSED);
+        ready.close();
     }
 
     /** Failed accepts so far (tests). */
@@ -233,7 +185,7 @@ final class TcpServer implements AutoCloseable {
                         // only close() closes them, so this is past repair: say so to every accept()
                         LOG.error("{}: the listening socket was closed under the accept thread; no further peers"
                                 + " will be accepted", endpoint, e);
-                        ready.offer(new IOException("the listening socket was closed: " + e, e));
+                        ready.failed(new IOException("the listening socket was closed: " + e, e));
                     }
                     return;
                 } catch (Exception | Error e) {
@@ -263,8 +215,8 @@ final class TcpServer implements AutoCloseable {
     /** One turn of the loop: wait for the listener or a peer, then serve what is ready. */
     private void turn() throws IOException {
         long now = System.nanoTime();
-        long wait = expireHandshakes(now);
-        wait = earliest(wait, checkDescriptors(now));
+        long wait = pending.expire(now);
+        wait = earliest(wait, descriptors.check(pending.size(), now));
         wait = earliest(wait, updateAcceptInterest(now));
         selector.select(wait);
         if (closed) {
@@ -293,65 +245,27 @@ final class TcpServer implements AutoCloseable {
         return a == 0 ? b : b == 0 ? a : Math.min(a, b);
     }
 
-    private static long millisUntil(long nanos) {
+    /** The select timeout in ms for {@code nanos} from now: at least 1, rounded up. */
+    static long millisUntil(long nanos) {
         return Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999));
-    }
-
-    /** Drops peers past their deadline; returns the select timeout in ms until the next deadline (0 = none). */
-    private long expireHandshakes(long now) {
-        for (Iterator<SelectionKey> it = pending.iterator(); it.hasNext(); ) {
-            SelectionKey key = it.next();
-            Pending p = (Pending) key.attachment();
-            long left = p.handshake().deadline - now;
-            if (left > 0) {
-                return millisUntil(left);
-            }
-            it.remove();
-            peerLog.warn("{}: dropped peer {}: no complete handshake within {} (handshakeTimeout); got {}",
-                    endpoint, p.handshake().peer, Settings.format(settings.handshakeTimeout()),
-                    p.handshake().received());
-            forget(key);
-        }
-        return 0;
-    }
-
-    /** Cancels a key and closes its channel; its descriptor is released at the next select ({@link #flush()}). */
-    private void forget(SelectionKey key) {
-        pending.remove(key);
-        silent.remove(key);
-        key.cancel();
-        cancelled = true;
-        closeQuietly(key.channel());
-    }
-
-    /** Lets the selector release cancelled keys, so their channels' descriptors close and they may turn blocking. */
-    private void flush() throws IOException {
-        if (cancelled) {
-            cancelled = false;
-            selector.selectNow();
-            selector.selectedKeys().clear(); // readiness is level-triggered: the next select reports it again
-        }
     }
 
     /** Advances one peer's handshake; whatever goes wrong drops that peer only. */
     private void advance(SelectionKey key) {
-        Pending p = (Pending) key.attachment();
+        PendingHandshakes.Pending p = (PendingHandshakes.Pending) key.attachment();
         try {
             if (key.isReadable()) {
-                silent.remove(key);
+                pending.heard(key);
             }
             if (p.handshake().advance(key)) {
-                pending.remove(key);
-                silent.remove(key);
-                key.cancel();
-                cancelled = true;
+                pending.completed(key);
                 done.add(new Accepted((SocketChannel) key.channel(), p.handshake().tls,
                         p.handshake().peerHeartbeat()));
             }
         } catch (Exception | Error e) {
             peerLog.warn("{}: rejected peer {}: {}", endpoint, p.handshake().peer,
                     e.getMessage() == null ? e.toString() : e.getMessage());
-            forget(key);
+            pending.forget(key);
         }
     }
 
@@ -359,12 +273,12 @@ final class TcpServer implements AutoCloseable {
         if (done.isEmpty()) {
             return;
         }
-        flush();
+        pending.flush();
         for (Accepted a : done) {
             if (closed) {
                 closeQuietly(a.channel());
             } else {
-                ready.offer(a);
+                ready.add(a);
             }
         }
         done.clear();
@@ -377,8 +291,7 @@ final class TcpServer implements AutoCloseable {
      * @return the select timeout in ms until accepting may resume on its own (0: none, it resumes on an event)
      */
     private long updateAcceptInterest(long now) {
-        boolean full = ready.size() >= READY_MAX;
-        readyFull = full;
+        boolean full = ready.checkFull();
         long wait = 0;
         boolean on;
         long backoff = guard.backoffNanos();
@@ -390,7 +303,7 @@ final class TcpServer implements AutoCloseable {
         } else if (pending.size() < handshakeCap()) {
             on = true;
         } else {
-            long evictable = evictableIn(now);
+            long evictable = pending.evictableIn(now);
             on = evictable == 0;
             wait = on || evictable < 0 ? 0 : millisUntil(evictable);
         }
@@ -403,73 +316,26 @@ final class TcpServer implements AutoCloseable {
 
     /** Peers in handshake at most now. */
     private int handshakeCap() {
-        return Math.min(maxHandshakes, descriptorCap);
-    }
-
-    /** In how many ns the peer silent longest may be dropped for a newcomer: 0 now, -1 when no peer is silent. */
-    private long evictableIn(long now) {
-        if (silent.isEmpty()) {
-            return -1;
-        }
-        Pending p = (Pending) silent.iterator().next().attachment();
-        return Math.max(0, p.acceptedAt() + EVICT_SILENT_AFTER_NANOS - now);
-    }
-
-    /** Drops the peer silent longest if it was silent long enough; true if it did. */
-    private boolean evictSilent(long now, String why) {
-        if (evictableIn(now) != 0) {
-            return false;
-        }
-        SelectionKey key = silent.iterator().next();
-        Pending p = (Pending) key.attachment();
-        peerLog.warn("{}: dropped peer {}: it sent nothing for {} while {}", endpoint, p.handshake().peer,
-                TimeUnit.NANOSECONDS.toMillis(now - p.acceptedAt()) + " ms", why);
-        forget(key);
-        return true;
+        return Math.min(maxHandshakes, descriptors.cap());
     }
 
     /**
-     * Called by the guard when descriptors ran out: from now on hold {@link #HEADROOM} fewer peers in handshake than
-     * now, and drop the peer silent longest if it may be; true if one was dropped (its descriptor closed).
+     * Called by the guard when descriptors ran out: from now on hold {@link DescriptorPressure#HEADROOM} fewer peers
+     * in handshake than now, and drop the peer silent longest if it may be; true if one was dropped (its descriptor
+     * closed).
      */
     private boolean makeRoom() {
         long now = System.nanoTime();
-        descriptorCap = Math.max(1, pending.size() - HEADROOM);
-        descriptorRecheckAt = now + PRESSURE_RECHECK_NANOS;
-        if (!evictSilent(now, "the process was out of descriptors and another peer was waiting")) {
+        descriptors.outOfDescriptors(pending.size(), now);
+        if (!pending.evictSilent(now, "the process was out of descriptors and another peer was waiting")) {
             return false;
         }
         try {
-            flush();
+            pending.flush();
             return true;
         } catch (IOException e) {
             return false;
         }
-    }
-
-    /**
-     * While the process is at its descriptor limit, counts the descriptors in use every
-     * {@link #PRESSURE_RECHECK_NANOS} and lets as many peers handshake as leave {@link #HEADROOM} free; ends that when
-     * plenty are free again. Returns the select timeout in ms until the next count (0: none).
-     */
-    private long checkDescriptors(long now) {
-        if (descriptorCap == Integer.MAX_VALUE) {
-            return 0;
-        }
-        long left = descriptorRecheckAt - now;
-        if (left > 0) {
-            return millisUntil(left);
-        }
-        long limit = DescriptorBudget.limit();
-        long inUse = DescriptorBudget.inUse();
-        long free = limit < 0 || inUse < 0 ? Long.MAX_VALUE : limit - inUse;
-        if (free >= 4L * HEADROOM) {
-            descriptorCap = Integer.MAX_VALUE;
-            return 0;
-        }
-        descriptorCap = (int) Math.max(1, Math.min(Integer.MAX_VALUE, pending.size() + free - HEADROOM));
-        descriptorRecheckAt = now + PRESSURE_RECHECK_NANOS;
-        return millisUntil(PRESSURE_RECHECK_NANOS);
     }
 
     /** Takes waiting peers off the listen queue into handshake, as far as the limits allow. */
@@ -490,12 +356,12 @@ final class TcpServer implements AutoCloseable {
     /** Whether a newcomer may handshake now, after dropping peers silent long enough where the handshakes are full. */
     private boolean roomForHandshake(long now) throws IOException {
         int cap = handshakeCap();
-        while (pending.size() >= cap && evictSilent(now, cap == maxHandshakes
+        while (pending.size() >= cap && pending.evictSilent(now, cap == maxHandshakes
                 ? pending.size() + " peers were in handshake (maxHandshakes) and another was waiting"
                 : "the process was near its descriptor limit and another peer was waiting")) {
             // dropped one
         }
-        flush();
+        pending.flush();
         return pending.size() < cap;
     }
 
@@ -510,14 +376,12 @@ final class TcpServer implements AutoCloseable {
             TlsSession tls = settings.tls() == null ? null : new TlsSession(settings.tls().serverEngine(), peer);
             Handshake.Accepting hs = new Handshake.Accepting(now + timeout, peer, settings.secret(), tls,
                     settings.heartbeatBits());
-            SelectionKey key = c.register(selector, SelectionKey.OP_READ, new Pending(hs, now));
-            pending.add(key);
-            silent.add(key);
+            pending.add(c.register(selector, SelectionKey.OP_READ, new PendingHandshakes.Pending(hs, now)));
         } catch (Exception | Error e) {
             peerLog.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
             SelectionKey key = c.keyFor(selector);
             if (key != null) {
-                forget(key);
+                pending.forget(key);
             } else {
                 closeQuietly(c);
             }

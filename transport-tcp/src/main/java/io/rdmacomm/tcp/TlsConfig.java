@@ -15,10 +15,12 @@ import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
+import javax.net.ssl.TrustManager;
 
 /**
- * An endpoint's TLS settings ({@code tls=true} and the {@code tls*} options), read once: the JDK's TLS context
- * with the key material of {@link TlsKeys}, and the engines each connection runs. TLS 1.3 only unless
+ * An endpoint's TLS settings ({@code tls=true} and the {@code tls*} options), read once: a TLS context with the key
+ * material of {@link TlsKeys} (the JDK's, or BoringSSL's through netty-tcnative: {@code tlsEngine}), and the
+ * engines each connection runs. TLS 1.3 only unless
  * {@code tlsMinVersion=1.2}; a client checks that the server's certificate names the host it dialled (DNS name or
  * IP address, as HTTPS does).
  */
@@ -32,13 +34,22 @@ final class TlsConfig {
     private static final Set<EndpointOption> FILES = EnumSet.of(EndpointOption.TLS_CERT, EndpointOption.TLS_KEY,
             EndpointOption.TLS_KEY_STORE, EndpointOption.TLS_KEY_STORE_PASSWORD_FILE, EndpointOption.TLS_TRUST);
 
-    private final SSLContext context;
+    /** Where a configuration's engines come from. */
+    interface Engines {
+        /** A new engine for one accepted connection; only where this side has key material. */
+        SSLEngine server();
+
+        /** A new engine for a connection to {@code host}. */
+        SSLEngine client(String host, int port);
+    }
+
+    private final Engines engines;
     private final boolean hasKeys;
     private final String[] protocols;
     private final String clientAuth;
 
-    private TlsConfig(SSLContext context, boolean hasKeys, String[] protocols, String clientAuth) {
-        this.context = context;
+    private TlsConfig(Engines engines, boolean hasKeys, String[] protocols, String clientAuth) {
+        this.engines = engines;
         this.hasKeys = hasKeys;
         this.protocols = protocols;
         this.clientAuth = clientAuth;
@@ -100,14 +111,63 @@ final class TlsConfig {
             throw new IllegalArgumentException("tls=true needs the framed wire; wire=raw is a plain byte stream");
         }
         KeyManager[] keys = TlsKeys.keyManagers(e, environment);
+        TrustManager[] trust = TlsKeys.trustManagers(e);
         try {
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(keys, TlsKeys.trustManagers(e), null);
             String[] protocols = e.string(EndpointOption.TLS_MIN_VERSION).equals("1.2")
                     ? new String[] {"TLSv1.3", "TLSv1.2"} : new String[] {"TLSv1.3"};
-            return new TlsConfig(context, keys != null, protocols, e.string(EndpointOption.TLS_CLIENT_AUTH));
+            return new TlsConfig(engines(e, keys, trust), keys != null, protocols,
+                    e.string(EndpointOption.TLS_CLIENT_AUTH));
         } catch (GeneralSecurityException ex) {
             throw new IllegalArgumentException("cannot set up TLS for " + e.authority() + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    /** The engines {@code tlsEngine} asks for: jdk, openssl (which must load), or auto (openssl where it loads). */
+    private static Engines engines(Endpoint e, KeyManager[] keys, TrustManager[] trust)
+            throws GeneralSecurityException {
+        String wanted = e.string(EndpointOption.TLS_ENGINE);
+        if (!wanted.equals("jdk")) {
+            Throwable missing = openSslMissing();
+            if (missing == null) {
+                return OpenSslEngines.of(keys, trust);
+            }
+            if (wanted.equals("openssl")) {
+                throw new IllegalArgumentException("tlsEngine=openssl needs BoringSSL through netty-tcnative"
+                        + " (io.netty:netty-handler and io.netty:netty-tcnative-boringssl-static on the class path):"
+                        + " " + missing);
+            }
+        }
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(keys, trust, null);
+        return new Engines() {
+            @Override
+            public SSLEngine server() {
+                return context.createSSLEngine();
+            }
+
+            @Override
+            public SSLEngine client(String host, int port) {
+                return context.createSSLEngine(host, port);
+            }
+
+            @Override
+            public String toString() {
+                return "jdk (" + context.getProvider().getName() + ")";
+            }
+        };
+    }
+
+    /** Null where netty-tcnative's BoringSSL is on the class path and loads; else why not. */
+    private static Throwable openSslMissing() {
+        try {
+            Class.forName("io.netty.handler.ssl.OpenSsl", false, TlsConfig.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError ex) {
+            return new ClassNotFoundException("io.netty.handler.ssl.OpenSsl is not on the class path");
+        }
+        try {
+            return OpenSslEngines.unavailability();
+        } catch (LinkageError ex) {
+            return ex;
         }
     }
 
@@ -121,7 +181,7 @@ final class TlsConfig {
 
     /** An engine for one accepted connection. */
     SSLEngine serverEngine() {
-        SSLEngine engine = context.createSSLEngine();
+        SSLEngine engine = engines.server();
         engine.setUseClientMode(false);
         SSLParameters p = engine.getSSLParameters();
         p.setProtocols(protocols);
@@ -136,7 +196,7 @@ final class TlsConfig {
 
     /** An engine for a connection to {@code e}, verifying that the server's certificate names its host. */
     SSLEngine clientEngine(Endpoint e) {
-        SSLEngine engine = context.createSSLEngine(e.host(), e.port());
+        SSLEngine engine = engines.client(e.host(), e.port());
         engine.setUseClientMode(true);
         SSLParameters p = engine.getSSLParameters();
         p.setProtocols(protocols);
@@ -147,6 +207,6 @@ final class TlsConfig {
 
     @Override
     public String toString() {
-        return "TLS " + Arrays.toString(protocols) + ", client certificates " + clientAuth;
+        return "TLS " + Arrays.toString(protocols) + ", client certificates " + clientAuth + ", engine " + engines;
     }
 }

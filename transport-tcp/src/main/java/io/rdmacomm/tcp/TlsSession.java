@@ -40,14 +40,24 @@ final class TlsSession {
     private final ByteBuffer netOut;
     private boolean handshakeDone;
     private boolean inboundDone;
+    /**
+     * Whether the buffers are direct: BoringSSL's engine (tlsEngine=openssl) reads and writes native memory in place
+     * and copies heap buffers; the JDK's engine works on arrays. The socket takes either without a copy then.
+     */
+    private final boolean direct;
 
     TlsSession(SSLEngine engine, String peer) {
         this.engine = engine;
         this.peer = peer;
+        this.direct = engine.getClass().getName().startsWith("io.netty.");
         SSLSession s = engine.getSession();
-        this.netIn = ByteBuffer.allocate(s.getPacketBufferSize()).flip();
-        this.appIn = ByteBuffer.allocate(s.getApplicationBufferSize()).flip();
-        this.netOut = ByteBuffer.allocate(s.getPacketBufferSize() * RECORDS_PER_FLUSH).flip();
+        this.netIn = allocate(s.getPacketBufferSize() * RECORDS_PER_FLUSH).flip();
+        this.appIn = allocate(s.getApplicationBufferSize()).flip();
+        this.netOut = allocate(s.getPacketBufferSize() * RECORDS_PER_FLUSH).flip();
+    }
+
+    private ByteBuffer allocate(int size) {
+        return direct ? ByteBuffer.allocateDirect(size) : ByteBuffer.allocate(size);
     }
 
     ReentrantLock output() {
@@ -157,20 +167,24 @@ final class TlsSession {
             root = root.getCause();
         }
         String m = String.valueOf(e.getMessage());
+        // the JDK's words, or BoringSSL's (tlsEngine=openssl), which come as the root cause's message or in ours
+        String all = m + "; " + root.getMessage();
         String hint;
         if (root instanceof CertificateExpiredException) {
             hint = whose + " certificate has expired";
         } else if (root instanceof CertificateNotYetValidException) {
             hint = whose + " certificate is not valid yet";
-        } else if (m.contains("PKIX path") || root instanceof CertPathBuilderException) {
+        } else if (all.contains("PKIX path") || root instanceof CertPathBuilderException) {
             hint = whose + " certificate is not signed by a CA this side trusts (tlsTrust)";
-        } else if (m.contains("subject alternative") || m.contains("No name matching")) {
+        } else if (all.contains("subject alternative") || all.contains("No name matching")) {
             hint = whose + " certificate does not name the host that was dialled";
-        } else if (m.contains("Empty client certificate chain")) {
+        } else if (all.contains("Empty client certificate chain")
+                || all.contains("PEER_DID_NOT_RETURN_A_CERTIFICATE")) {
             hint = "the client sent no certificate, and this server requires one (tlsClientAuth=required)";
-        } else if (m.contains("Received fatal alert")) {
-            hint = "the peer refused the TLS handshake" + (m.contains("certificate") ? ": it did not accept " + ours
-                    + " certificate, or its absence (the server's tlsClientAuth, the peer's tlsTrust)" : "");
+        } else if (all.contains("Received fatal alert") || all.contains("_ALERT_")) {
+            hint = "the peer refused the TLS handshake" + (all.contains("ertificate") || all.contains("CERTIFICATE")
+                    || all.contains("_CA") ? ": it did not accept " + ours + " certificate, or its absence (the"
+                    + " server's tlsClientAuth, the peer's tlsTrust)" : "");
         } else {
             hint = "the TLS handshake failed";
         }
@@ -207,16 +221,16 @@ final class TlsSession {
                 return -1;
             }
             if (netIn.hasRemaining()) {
-                boolean direct = dst.remaining() >= appIn.capacity();
+                boolean intoDst = dst.remaining() >= appIn.capacity();
                 int before = dst.position();
-                SSLEngineResult r = unwrap(direct ? dst : appInForWriting());
-                if (!direct) {
+                SSLEngineResult r = unwrap(intoDst ? dst : appInForWriting());
+                if (!intoDst) {
                     appIn.flip();
                 }
                 switch (r.getStatus()) {
                     case OK -> {
                         afterUnwrap(c, r);
-                        if (direct && dst.position() > before) {
+                        if (intoDst && dst.position() > before) {
                             return dst.position() - before;
                         }
                         continue;
@@ -226,7 +240,7 @@ final class TlsSession {
                         continue;
                     }
                     case BUFFER_OVERFLOW -> {
-                        appIn = ByteBuffer.allocate(engine.getSession().getApplicationBufferSize()).flip();
+                        appIn = allocate(engine.getSession().getApplicationBufferSize()).flip();
                         continue;
                     }
                     default -> {
@@ -297,7 +311,7 @@ final class TlsSession {
     private int fill(SocketChannel c) throws IOException {
         if (netIn.position() == 0 && netIn.limit() == netIn.capacity()) {
             int size = Math.max(engine.getSession().getPacketBufferSize(), netIn.capacity() * 2);
-            netIn = ByteBuffer.allocate(size).put(netIn).flip();
+            netIn = allocate(size).put(netIn).flip();
         }
         netIn.compact();
         try {

@@ -16,6 +16,9 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 import java.lang.management.MemoryUsage;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -144,13 +147,18 @@ class ConnectionFootprintTest {
     /**
      * Heap live after a full collection (what each heap pool held after the last collection), plus direct buffers'
      * memory; collects until four readings in a row agree, so that unreachable direct buffers, freed after the
-     * collection by their cleaners, are gone.
+     * collection by their cleaners, are gone. Each reading waits until the collection's references were processed
+     * (a phantom-reachable sentinel is enqueued), since on a loaded machine the cleaners' threads lag behind.
      */
-    private static long usedBytes() {
+    private static long usedBytes() throws InterruptedException {
         long last = -1;
         int agreeing = 0;
         for (int i = 0; i < 50 && agreeing < 3; i++) {
+            ReferenceQueue<Object> queue = new ReferenceQueue<>();
+            PhantomReference<Object> sentinel = new PhantomReference<>(new Object(), queue);
             System.gc();
+            queue.remove(2000);
+            Reference.reachabilityFence(sentinel);
             long now = heapAfterCollection() + directBytes();
             agreeing = Math.abs(now - last) < 16 * 1024 ? agreeing + 1 : 0;
             last = now;

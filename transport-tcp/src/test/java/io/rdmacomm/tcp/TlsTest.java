@@ -51,14 +51,28 @@ class TlsTest {
         assertTrue(helper.awaitTermination(10, TimeUnit.SECONDS));
     }
 
+    /** The TLS engine every endpoint of these tests asks for ({@code tlsEngine}). */
+    String engine() {
+        return "openssl";
+    }
+
+    /** {@code uri} with this run's {@code tlsEngine} where it turns TLS on. */
+    private String onEngine(String uri) {
+        return uri.contains("tls=true") ? uri + "&tlsEngine=" + engine() : uri;
+    }
+
     private Communicator serve(String uri) throws IOException {
-        return Communicators.serve(uri);
+        return Communicators.serve(onEngine(uri));
+    }
+
+    private Communicator connect(String uri) throws IOException {
+        return Communicators.connect(onEngine(uri));
     }
 
     /** A client of {@code clientUri} gets in and bytes go both ways. */
     private void assertServes(Communicator server, String clientUri) throws Exception {
         Future<Communicator> accepted = helper.submit(server::accept);
-        try (Communicator client = Communicators.connect(clientUri);
+        try (Communicator client = connect(clientUri);
                 Communicator peer = accepted.get(60, TimeUnit.SECONDS)) {
             client.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
             client.sync();
@@ -76,7 +90,7 @@ class TlsTest {
     /** The client of {@code clientUri} is refused with a message containing {@code expected}; then a good one gets in. */
     private IOException assertRefusedThenServes(Communicator server, String clientUri, String expected)
             throws Exception {
-        IOException e = assertThrows(IOException.class, () -> Communicators.connect(clientUri).close());
+        IOException e = assertThrows(IOException.class, () -> connect(clientUri).close());
         assertTrue(e.getMessage().contains(expected), "expected '" + expected + "' in: " + e.getMessage());
         assertServes(server, pki.clientUri(server.endpoint().port(), SLOW_MACHINE));
         return e;
@@ -91,7 +105,7 @@ class TlsTest {
         try (Communicator server = serve(serverUriWith(pki.rogue, ""));
                 Communicator good = serve(pki.serverUri(""))) {
             IOException e = assertThrows(IOException.class,
-                    () -> Communicators.connect(pki.clientUri(server.endpoint().port(), SLOW_MACHINE)).close());
+                    () -> connect(pki.clientUri(server.endpoint().port(), SLOW_MACHINE)).close());
             assertInstanceOf(HandshakeException.class, e);
             assertTrue(e.getMessage().contains("the server's certificate is not signed by a CA this side trusts"),
                     e.getMessage());
@@ -103,7 +117,7 @@ class TlsTest {
     void anExpiredServerCertificateIsRefused() throws Exception {
         try (Communicator server = serve(serverUriWith(pki.expired, ""))) {
             IOException e = assertThrows(IOException.class,
-                    () -> Communicators.connect(pki.clientUri(server.endpoint().port(), SLOW_MACHINE)).close());
+                    () -> connect(pki.clientUri(server.endpoint().port(), SLOW_MACHINE)).close());
             assertTrue(e.getMessage().contains("the server's certificate has expired"), e.getMessage());
         }
     }
@@ -130,7 +144,7 @@ class TlsTest {
     void aTlsClientIsToldThePlainServerDoesNotUseTls() throws Exception {
         try (Communicator server = serve("tcp://127.0.0.1:0")) {
             IOException e = assertThrows(IOException.class,
-                    () -> Communicators.connect(pki.clientUri(server.endpoint().port(), SLOW_MACHINE)).close());
+                    () -> connect(pki.clientUri(server.endpoint().port(), SLOW_MACHINE)).close());
             assertTrue(e.getMessage().contains("does not use TLS"), e.getMessage());
             assertServes(server, "tcp://127.0.0.1:" + server.endpoint().port());
         }
@@ -140,9 +154,9 @@ class TlsTest {
     void requiredClientCertificatesKeepOutClientsWithoutATrustedOne() throws Exception {
         try (Communicator server = serve(pki.serverUri("tlsClientAuth=required"))) {
             int port = server.endpoint().port();
-            assertThrows(HandshakeException.class, () -> Communicators.connect(pki.clientUri(port, SLOW_MACHINE))
+            assertThrows(HandshakeException.class, () -> connect(pki.clientUri(port, SLOW_MACHINE))
                     .close(), "a client without a certificate");
-            IOException rogue = assertThrows(HandshakeException.class, () -> Communicators.connect(
+            IOException rogue = assertThrows(HandshakeException.class, () -> connect(
                     pki.clientUri(port, SLOW_MACHINE + "&" + pki.rogue.pem())).close());
             assertTrue(rogue.getMessage().contains("the peer refused the TLS handshake"), rogue.getMessage());
             assertServes(server, pki.clientUri(port, SLOW_MACHINE + "&" + pki.client.pem()));
@@ -181,16 +195,16 @@ class TlsTest {
         try (Communicator server = serve(pki.serverUri("secretFile=" + secret))) {
             int port = server.endpoint().port();
             assertThrows(AuthenticationException.class,
-                    () -> Communicators.connect(pki.clientUri(port, SLOW_MACHINE + "&secretFile=" + other)).close());
+                    () -> connect(pki.clientUri(port, SLOW_MACHINE + "&secretFile=" + other)).close());
             assertThrows(AuthenticationException.class,
-                    () -> Communicators.connect(pki.clientUri(port, SLOW_MACHINE)).close());
+                    () -> connect(pki.clientUri(port, SLOW_MACHINE)).close());
             assertServes(server, pki.clientUri(port, SLOW_MACHINE + "&secretFile=" + secret));
         }
     }
 
     @Test
     void badTlsOptionsAreRefusedNamingWhatIsWrong() {
-        assertMessage("tlsTrust is set but TLS is off", () -> Communicators.connect("tcp://127.0.0.1:1?tlsTrust="
+        assertMessage("tlsTrust is set but TLS is off", () -> connect("tcp://127.0.0.1:1?tlsTrust="
                 + pki.ca));
         assertMessage("the server needs its certificate and key", () -> serve("tcp://127.0.0.1:0?tls=true"));
         assertMessage("does not belong to the first certificate", () -> serve("tcp://127.0.0.1:0?tls=true&tlsCert="

@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 
 /**
  * Events of one {@link RdmaChannel}, delivered by the provider's progress (its own thread, or a thread calling
- * {@link RdmaChannel#poll()}). Implementations must not block and must not call into the channel while holding a
+ * {@link RdmaNode#poll()}). Implementations must not block and must not call into the channel while holding a
  * lock that a caller of the channel may hold.
  */
 public interface ChannelHandler {
