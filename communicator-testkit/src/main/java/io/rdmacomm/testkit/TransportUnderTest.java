@@ -39,8 +39,8 @@ import java.util.function.UnaryOperator;
  *         super(TransportUnderTest.of("tcp://127.0.0.1:0").withOption(EndpointOption.BUSY_POLL, "50us"));
  *     }
  * }
- * class UcxContractTest extends CommunicatorContractTest {
- *     UcxContractTest() {
+ * class JucxContractTest extends CommunicatorContractTest {
+ *     JucxContractTest() {
  *         super(TransportUnderTest.of("rdma://127.0.0.1:0?provider=ucx")
  *                 .withRawConnector(served -> MyRdmaTestHooks.rawConnect(served))
  *                 .withSkipReason(MyRdmaTestHooks::whyUnavailable));

@@ -19,8 +19,8 @@ import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.spi.RdmaProvider;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
-import io.rdmacomm.rdma.spi.UcxTransports;
-import io.rdmacomm.rdma.ucx.ffm.UcxFfmProvider;
+import io.rdmacomm.rdma.ucx.UcxTransports;
+import io.rdmacomm.rdma.ucx.ffm.FfmProvider;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -52,10 +52,10 @@ class FfmSharedRingReplayTest {
 
     @Test
     void aClientReplayingAnotherConnectionsRingAdvertIsWrittenToAsActiveMessages() throws Exception {
-        assumeTrue(UcxTransports.sharedMemoryAllowed() && new UcxFfmProvider().unavailabilityCause().isEmpty(),
+        assumeTrue(UcxTransports.sharedMemoryAllowed() && new FfmProvider().unavailabilityCause().isEmpty(),
                 "needs UCX with shared memory");
         RdmaCommunicator server = new RdmaCommunicator(Endpoint.parse("rdma://127.0.0.1:0?provider=ucx-ffm"),
-                new UcxFfmProvider());
+                new FfmProvider());
         resources.push(server);
         server.serve();
 
@@ -107,7 +107,7 @@ class FfmSharedRingReplayTest {
      * their own advert by {@code replay} in the ring's descriptor, as a hostile client would.
      */
     private static final class Adverts implements RdmaProvider {
-        private final RdmaProvider ffm = new UcxFfmProvider();
+        private final RdmaProvider ffm = new FfmProvider();
         private final AtomicReference<byte[]> record;
         private final byte[] replay;
 

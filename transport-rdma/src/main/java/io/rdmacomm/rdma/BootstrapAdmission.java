@@ -6,7 +6,6 @@ import io.rdmacomm.api.auth.AuthenticationException;
 import io.rdmacomm.api.auth.MutualAuthentication;
 import io.rdmacomm.api.auth.SharedSecret;
 import io.rdmacomm.rdma.spi.RdmaProvider;
-import io.rdmacomm.rdma.spi.UcxWire;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -86,7 +85,7 @@ final class BootstrapAdmission {
         // UCX cannot connect a context with RMA to one without (libucp 1.13 aborts in its wireup on shared memory);
         // verbs ignores the option
         boolean trusted = RdmaCommunicator.trustsPeers(endpoint);
-        if (hello.oneSidedTrusted() != trusted && UcxWire.FAMILY.equals(provider.wireFamily())) {
+        if (hello.oneSidedTrusted() != trusted && provider.oneSidedModesMustMatch()) {
             return "the client's endpoint says oneSided=" + (hello.oneSidedTrusted() ? "trusted" : "checked")
                     + ", this server's oneSided=" + (trusted ? "trusted" : "checked")
                     + ": both ends must say the same";

@@ -5,42 +5,39 @@ import io.rdmacomm.api.CommunicatorProvider;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.rdma.spi.RdmaProvider;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code rdma://} scheme; the RDMA provider is chosen by the endpoint option {@code provider}. {@code ucx} (the
- * default) is {@code ucx-ffm} wherever that one can run (on the class path, JDK 22+, native access enabled, libucp
- * loadable) and {@code ucx-jucx} otherwise; every other name forces that provider.
+ * The {@code rdma://} scheme. The endpoint option {@code provider} names an RDMA provider, which runs whatever its
+ * {@link RdmaProvider#priority() priority}, or a wire family ({@code ucx}, the default), which runs on the
+ * {@link RdmaProvider#isAvailable() available} provider of that family with the highest priority, or, if none is
+ * available, on its lowest (the last resort, whose cause the user is then told). The UCX providers rank
+ * {@code ucx-ffm} (JDK 22+) above {@code ucx-jucx}.
  */
 public final class RdmaCommunicatorProvider implements CommunicatorProvider {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaCommunicatorProvider.class);
     /** Unloadable provider entries tolerated before the search gives up (a broken iterator could fail forever). */
     private static final int MAX_UNLOADABLE = 16;
-    static final String UCX = "ucx";
-    static final String UCX_FFM = "ucx-ffm";
-    static final String UCX_JUCX = "ucx-jucx";
+    /** Highest priority first; of equal priorities, the first by name. */
+    private static final Comparator<RdmaProvider> RANK = Comparator.comparingInt(RdmaProvider::priority).reversed()
+            .thenComparing(RdmaProvider::name);
     /**
-     * Choices already logged at INFO, and unloadable providers already warned of, so that a server with 256 clients
-     * says it once.
+     * Choices already logged at INFO, notices given and unloadable providers already warned of, so that a server with
+     * 256 clients says it once.
      */
     private static final Map<String, Boolean> LOGGED = new ConcurrentHashMap<>();
-    /** Whether the notice that provider=ucx fell back to ucx-jucx was given: once per process. */
-    private static final AtomicBoolean JUCX_NOTICE_GIVEN = new AtomicBoolean();
-    /**
-     * System property: the command that rebuilds this installation with the running JDK, for the notice (the
-     * launchers in bin/ set it; without it the notice names the Maven command with this JVM's home).
-     */
-    static final String REBUILD_PROPERTY = "rdmacomm.rebuild";
 
     @Override
     public String scheme() {
@@ -66,12 +63,13 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
         if (p == null) {
             throw new IllegalStateException(endpoint + ": " + missing(name, all));
         }
+        boolean byFamily = !all.containsKey(name);
+        List<RdmaProvider> outranked = byFamily ? outranked(p, all) : List.of();
         if (LOGGED.putIfAbsent(name + "->" + p.name(), Boolean.TRUE) == null) {
-            LOG.info("rdma:// provider={} runs on {}{}", name, p.name(), whyNotFfm(name, all));
+            LOG.info("rdma:// provider={} runs on {}{}", name, p.name(), whyNotHigher(outranked));
         }
-        if (name.equals(UCX) && p.name().equals(UCX_JUCX) && JUCX_NOTICE_GIVEN.compareAndSet(false, true)) {
-            LOG.warn(jucxNotice(all.get(UCX_FFM), Runtime.version().feature(), System.getProperty("java.home"),
-                    System.getProperty(REBUILD_PROPERTY)));
+        if (byFamily && LOGGED.putIfAbsent("notice " + p.name(), Boolean.TRUE) == null) {
+            p.familyChoiceNotice(outranked).ifPresent(LOG::warn);
         }
         return new RdmaCommunicator(endpoint, p);
     }
@@ -87,65 +85,63 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
                 : 1 + p.descriptorsPerChannel();
     }
 
-    /** The provider {@code name} stands for, or null if none of that name is on the class path. */
-    static RdmaProvider select(String name, Map<String, RdmaProvider> all) {
-        if (!name.equals(UCX)) {
-            return all.get(name);
-        }
-        RdmaProvider ffm = all.get(UCX_FFM);
-        if (ffm != null && ffm.unavailabilityCause().isEmpty()) {
-            return ffm;
-        }
-        RdmaProvider jucx = all.get(UCX_JUCX);
-        return jucx != null ? jucx : ffm;
-    }
-
-    /** For the log: why provider=ucx did not pick ucx-ffm. */
-    private static String whyNotFfm(String name, Map<String, RdmaProvider> all) {
-        if (!name.equals(UCX)) {
-            return "";
-        }
-        RdmaProvider ffm = all.get(UCX_FFM);
-        if (ffm == null) {
-            return " (ucx-ffm is not on the class path: " + ffmRequirement() + ")";
-        }
-        return ffm.unavailabilityCause().map(c -> " (ucx-ffm cannot run here: " + c + ")").orElse("");
-    }
-
     /**
-     * The one-time notice that provider=ucx (the default) runs on ucx-jucx: what that costs, why ucx-ffm was not
-     * chosen, and how to get it. Not given when the user forced provider=ucx-jucx.
+     * The provider {@code name} stands for: the one of that name, else the highest-ranked available one of the wire
+     * family {@code name}, else that family's lowest-ranked; null if there is none of either on the class path.
      */
-    static String jucxNotice(RdmaProvider ffm, int feature, String javaHome, String rebuild) {
-        String why;
-        if (feature < 22) {
-            why = "ucx-ffm needs JDK 22 or later and this JVM is " + feature + "; run on a JDK 22+ (25 recommended),"
-                    + " e.g. JAVA_HOME=/usr/lib/jvm/<jdk-25> (bin/servercomm, bin/clientcomm and bin/kv-* pick the"
-                    + " newest JDK installed when JAVA_HOME is unset)";
-        } else if (ffm == null) {
-            why = "this JVM (" + feature + ") can run ucx-ffm but it is not on the class path (module"
-                    + " transport-rdma-ucx-ffm, which a build by JDK 17-21 leaves out); rebuild with this JDK: "
-                    + (rebuild != null && !rebuild.isBlank() ? rebuild
-                            : "JAVA_HOME=" + javaHome + " ./mvnw -q -DskipTests package");
-        } else {
-            why = "ucx-ffm cannot run here: " + ffm.unavailabilityCause().orElse("(no cause given)");
+    static RdmaProvider select(String name, Map<String, RdmaProvider> all) {
+        RdmaProvider named = all.get(name);
+        if (named != null) {
+            return named;
         }
-        return "rdma:// runs on ucx-jucx, the slower UCX provider (8 B round trips about 6 x those of ucx-ffm on"
-                + " shared memory, and JUCX 1.12.1 keeps every completed request, so a busy process's heap grows): "
-                + why + "; provider=ucx-jucx chooses it without this notice";
+        List<RdmaProvider> family = family(name, all);
+        for (RdmaProvider p : family) {
+            if (p.isAvailable()) {
+                return p;
+            }
+        }
+        return family.isEmpty() ? null : family.get(family.size() - 1);
     }
 
-    private static String missing(String name, Map<String, RdmaProvider> all) {
-        if (name.equals(UCX_FFM) || (name.equals(UCX) && !all.containsKey(UCX_JUCX))) {
-            return "no RDMA provider " + UCX_FFM + " on the class path: " + ffmRequirement() + "; available: "
-                    + all.keySet();
+    /** The providers of wire family {@code family}, highest ranked first. */
+    static List<RdmaProvider> family(String family, Map<String, RdmaProvider> all) {
+        List<RdmaProvider> members = new ArrayList<>();
+        for (RdmaProvider p : all.values()) {
+            if (p.wireFamily().equals(family)) {
+                members.add(p);
+            }
         }
-        return "no RDMA provider named '" + name + "' on the class path; available: " + all.keySet();
+        members.sort(RANK);
+        return members;
     }
 
-    private static String ffmRequirement() {
-        return "it needs JDK 22 or later (this JVM is " + Runtime.version().feature()
-                + ") and the module transport-rdma-ucx-ffm";
+    /** The providers of {@code chosen}'s family ranked above it: those its family's choice passed over. */
+    private static List<RdmaProvider> outranked(RdmaProvider chosen, Map<String, RdmaProvider> all) {
+        List<RdmaProvider> family = family(chosen.wireFamily(), all);
+        return family.subList(0, family.indexOf(chosen));
+    }
+
+    /** For the log: why the family's choice passed over the providers ranked above the chosen one. */
+    private static String whyNotHigher(List<RdmaProvider> outranked) {
+        StringBuilder why = new StringBuilder();
+        for (RdmaProvider p : outranked) {
+            why.append(" (").append(p.name()).append(" cannot run here: ")
+                    .append(p.unavailabilityCause().orElse("(no cause given)")).append(')');
+        }
+        return why.toString();
+    }
+
+    /** What the user is told when {@code name} names neither a provider nor a family on the class path. */
+    static String missing(String name, Map<String, RdmaProvider> all) {
+        for (RdmaProvider p : all.values()) {
+            Optional<String> cause = p.absenceCause(name);
+            if (cause.isPresent()) {
+                return "no RDMA provider " + name + " on the class path: " + cause.get() + "; available: "
+                        + all.keySet();
+            }
+        }
+        return "no RDMA provider named '" + name + "', nor one of that wire family, on the class path; available: "
+                + all.keySet();
     }
 
     /** The providers, looked up once: a ServiceLoader lookup reads every jar's service file, per connection before. */
@@ -163,7 +159,7 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
 
     /**
      * The providers {@code found} yields, by name. One that cannot be loaded is skipped with a warning rather than
-     * failing every rdma:// endpoint: a {@code ucx-ffm} jar built for JDK 22+ on a JDK 17 class path throws
+     * failing every rdma:// endpoint: a provider's jar built for JDK 22+ on a JDK 17 class path throws
      * {@link UnsupportedClassVersionError} from the service loader's iterator.
      */
     static Map<String, RdmaProvider> providers(Iterator<RdmaProvider> found) {
@@ -178,8 +174,8 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
             } catch (ServiceConfigurationError | LinkageError e) {
                 failures++;
                 // once per process and cause: every rdma:// endpoint looks the providers up again. A jar for a later
-                // JDK (ucx-ffm's, built by JDK 22+, on JDK 17) is expected there, and the notice of the ucx-jucx
-                // fallback says what it means: INFO
+                // JDK (ucx-ffm's, built by JDK 22+, on JDK 17) is expected there, and the notice of the provider its
+                // family runs on instead says what it means: INFO
                 if (LOGGED.putIfAbsent("unloadable " + e, Boolean.TRUE) == null) {
                     String message = "an RDMA provider on the class path cannot be loaded by this JVM (Java {}),"
                             + " skipped: {}";

@@ -2,6 +2,7 @@ package io.rdmacomm.rdma.spi;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -16,11 +17,54 @@ public interface RdmaProvider {
     String name();
 
     /**
+     * This provider's rank among those of its {@link #wireFamily() wire family}, from 0 to 10 (5 by default): the
+     * endpoint option {@code provider} naming a family ({@code ucx}, the default) runs on the {@link #isAvailable()
+     * available} provider of that family with the highest priority, as gRPC's {@code ManagedChannelProvider}s are
+     * chosen. A provider named by the option runs whatever its priority.
+     */
+    default int priority() {
+        return 5;
+    }
+
+    /** Whether this provider can run here; by default when it gives no {@link #unavailabilityCause()}. */
+    default boolean isAvailable() {
+        return unavailabilityCause().isEmpty();
+    }
+
+    /**
+     * What to tell the user once per process, as a warning, when the endpoint option {@code provider} named this
+     * provider's family and it runs on this provider: {@code outranked} are the providers of the family on the class
+     * path that rank higher and are not available here (the notice may also name higher ones it knows of that are not
+     * on the class path). Empty (say nothing) by default.
+     */
+    default Optional<String> familyChoiceNotice(List<RdmaProvider> outranked) {
+        return Optional.empty();
+    }
+
+    /**
+     * Why a provider named {@code name}, which this provider knows of and which is not on the class path, is missing
+     * and how to get it (its module, the JDK it needs); empty by default, and for names this provider does not know.
+     */
+    default Optional<String> absenceCause(String name) {
+        return Optional.empty();
+    }
+
+    /**
      * The wire format this provider speaks: providers of one family connect to each other whatever their names
-     * ({@code ucx-jucx} and {@code ucx-ffm} are both {@link UcxWire#FAMILY}); by default the provider's name.
+     * (the two UCX providers are both of family {@code ucx}); by default the provider's name. The endpoint option
+     * {@code provider} may name a family instead of a provider (see {@link #priority()}).
      */
     default String wireFamily() {
         return name();
+    }
+
+    /**
+     * Whether a client and a server of this provider must both say the same {@code oneSided} (trusted or checked):
+     * true where a node giving its peers one-sided access cannot connect to one that withholds it (UCX: libucp
+     * aborts in its wireup when a context with RMA meets one without). False by default.
+     */
+    default boolean oneSidedModesMustMatch() {
+        return false;
     }
 
     /**

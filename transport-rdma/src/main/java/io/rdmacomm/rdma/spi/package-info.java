@@ -6,6 +6,8 @@
  * addresses and channel ids, then both sides connect their channels. Channels register and deregister memory, pack
  * a region into a descriptor and unpack a peer's, send two-sided control messages, write one-sidedly into peer
  * memory followed by a notification that arrives only after the data is placed, and read one-sidedly. Providers are
- * found with {@link java.util.ServiceLoader} by their {@link io.rdmacomm.rdma.spi.RdmaProvider#name() name}.
+ * found with {@link java.util.ServiceLoader}; the endpoint option {@code provider} names one
+ * ({@link io.rdmacomm.rdma.spi.RdmaProvider#name()}) or a family, whose available provider of the highest
+ * {@link io.rdmacomm.rdma.spi.RdmaProvider#priority() priority} runs.
  */
 package io.rdmacomm.rdma.spi;

@@ -1,30 +1,21 @@
 package io.rdmacomm.rdma.ucx.ffm;
 
-import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
-import io.rdmacomm.api.RegionDescriptor;
-import io.rdmacomm.api.RemoteAccessException;
-import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.MappedRing;
-import io.rdmacomm.rdma.spi.RdmaChannel;
-import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
-import io.rdmacomm.rdma.spi.SharedEndpoints;
-import io.rdmacomm.rdma.spi.UcxTransports;
-import io.rdmacomm.rdma.spi.UcxWire;
+import io.rdmacomm.rdma.ucx.SharedEndpoints;
+import io.rdmacomm.rdma.ucx.UcxChannel;
+import io.rdmacomm.rdma.ucx.UcxWire;
 import io.rdmacomm.ucx.ffm.AmMessage;
 import io.rdmacomm.ucx.ffm.UcpEndpoint;
 import io.rdmacomm.ucx.ffm.UcpRemoteKey;
 import io.rdmacomm.ucx.ffm.UcxException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * {@link #enter()} and {@link #exit()}; close marks the channel closed and waits until no call is inside before it
  * closes the endpoint, since libucp crashes (not fails) on an endpoint it has freed.
  */
-final class FfmChannel implements RdmaChannel {
+final class FfmChannel extends UcxChannel<UcpEndpoint, FfmMemory> {
     private static final Logger LOG = LoggerFactory.getLogger(FfmChannel.class);
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final long CALLS_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -45,35 +36,16 @@ final class FfmChannel implements RdmaChannel {
     private static final int MAX_NODE_ADDRESS = 4096;
 
     private final FfmNode node;
-    private final String peerName;
-    /**
-     * Where one-sided access is withheld from peers (shared memory, tcp): writes are active messages carrying the
-     * data, which the target checks and places; gets are the engine's.
-     */
-    private final boolean eager;
     /** Puts this process issued (a test's evidence that the one-sided path ran). */
     static final java.util.concurrent.atomic.LongAdder PUTS = new java.util.concurrent.atomic.LongAdder();
-    private final FfmMemory memory;
-    private final Waiter waiter;
     private int id;
-    private volatile UcpEndpoint ep;
     private volatile SharedEndpoints.Shared<UcpEndpoint, FfmChannel> shared;
-    volatile ChannelHandler handler;
-    /** The peer's channel id, once known; the receiver field of every message sent. */
-    volatile int remoteId = -1;
-    private volatile IOException failure;
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicInteger inEndpoint = new AtomicInteger();
     private final Deferred deferred = new Deferred();
     private final Consumer<ByteBuffer> deliverNow = this::deliverNow;
 
     FfmChannel(FfmNode node, String peerName, ChannelHandler handler) {
+        super(peerName, node.withheld(), new FfmMemory(node.context(), node.withheld()), handler);
         this.node = node;
-        this.peerName = peerName;
-        this.handler = handler;
-        this.eager = node.withheld();
-        this.memory = new FfmMemory(node.context(), eager);
-        this.waiter = new Waiter(0, null, () -> false, () -> "to " + peerName);
     }
 
     void assignId(int id) {
@@ -86,11 +58,6 @@ final class FfmChannel implements RdmaChannel {
 
     FfmNode node() {
         return node;
-    }
-
-    @Override
-    public String peerName() {
-        return peerName;
     }
 
     // ---- connection ------------------------------------------------------------------------------------------
@@ -114,21 +81,15 @@ final class FfmChannel implements RdmaChannel {
             throw new CommunicatorException(peerName + " sent a " + peerAddress.length
                     + " byte worker address (1 to " + MAX_NODE_ADDRESS + " expected)");
         }
-        if (closed.get()) {
+        if (isClosed()) {
             throw new CommunicatorException("the connection to " + peerName + " is closed");
         }
         shared = node.connect(this, peerAddress, peerChannelId);
     }
 
-    @Override
-    public boolean boundsEnforcedByTransport() {
-        // not where oneSided=trusted gave peers one-sided access over transports that do not check keys
-        return !UcxTransports.oneSidedWithheld();
-    }
-
     /** The node's endpoint is ours now and messages go to {@code peerChannelId}. */
     void connected(UcpEndpoint endpoint, int peerChannelId) {
-        remoteId = peerChannelId;
+        remoteId(peerChannelId);
         ep = endpoint;
     }
 
@@ -138,91 +99,26 @@ final class FfmChannel implements RdmaChannel {
                 + " (UCX status " + cause.status() + ")", cause.status(), cause));
     }
 
-    /**
-     * Enters a call on the endpoint; false once the channel is closed, and the caller must not touch the endpoint.
-     * Every true is followed by {@link #exit()}; in between, messages for this process are deferred
-     * ({@link Deferred}).
-     */
-    boolean enter() {
-        inEndpoint.incrementAndGet();
-        if (closed.get()) {
-            inEndpoint.decrementAndGet();
-            return false;
-        }
+    @Override
+    protected void lockNode() {
         node.lock();
         FfmNode.enterOperation();
-        return true;
     }
 
-    void exit() {
+    @Override
+    protected void unlockNode() {
         FfmNode.exitOperation();
         node.unlock();
-        if (inEndpoint.decrementAndGet() == 0 && closed.get()) {
-            waiter.wake();
-        }
-    }
-
-    /** The reason operations are refused now (closed, failed), or null if they may be issued. */
-    IOException refusal() {
-        if (closed.get()) {
-            return new CommunicatorException("the connection to " + peerName + " is closed");
-        }
-        IOException f = failure;
-        if (f != null) {
-            return new CommunicatorException("the connection to " + peerName + " failed: " + f.getMessage(), f);
-        }
-        return null;
     }
 
     // ---- memory ----------------------------------------------------------------------------------------------
-
-    @Override
-    public LocalRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
-        return memory.register(buffer, access);
-    }
-
-    @Override
-    public RegisteredBuffer allocate(int length, Set<Access> access) throws IOException {
-        return memory.allocate(length, access);
-    }
-
-    @Override
-    public boolean writesAreOneSided() {
-        return !eager;
-    }
-
-    @Override
-    public boolean placesWritesDirectly() {
-        return !eager && UcxTransports.rdmaDevicePresent();
-    }
 
     @Override
     public MappedRing mapRemote(RemoteRegion region) {
         return memory.map(region, peerName);
     }
 
-    @Override
-    public RemoteRegion unpack(RegionDescriptor descriptor) throws IOException {
-        if (!enter()) {
-            throw new CommunicatorException("the connection to " + peerName + " is closed");
-        }
-        try {
-            IOException refused = refusal();
-            if (refused != null) {
-                throw refused;
-            }
-            return memory.unpack(ep, descriptor);
-        } finally {
-            exit();
-        }
-    }
-
     // ---- operations ------------------------------------------------------------------------------------------
-
-    @Override
-    public int maxMessageSize() {
-        return MAX_MESSAGE;
-    }
 
     @Override
     public void send(ByteBuffer message, Completion done) {
@@ -233,7 +129,7 @@ final class FfmChannel implements RdmaChannel {
         }
         Op op = node.op().start(this, Op.SEND, done, "send");
         // absolute bulk copy: a duplicate() per message was the one allocation of the round trip
-        op.view(4 + n).putInt(remoteId).put(4, message, message.position(), n);
+        op.view(4 + n).putInt(remoteId()).put(4, message, message.position(), n);
         am(op, UcxWire.AM_CONTROL, op.address, 4, op.address + 4, n, UcpEndpoint.AM_EAGER);
     }
 
@@ -249,7 +145,7 @@ final class FfmChannel implements RdmaChannel {
         UcpRemoteKey key = FfmMemory.key(dst);
         if (eager || key == null) {
             Op op = node.op().start(this, Op.EAGER_WRITE, done, "write");
-            ByteBuffer h = op.view(UcxWire.WRITE_HEADER + noteLength).putInt(remoteId).putLong(dstAddress)
+            ByteBuffer h = op.view(UcxWire.WRITE_HEADER + noteLength).putInt(remoteId()).putLong(dstAddress)
                     .putInt(length);
             if (notification != null) {
                 h.put(UcxWire.WRITE_HEADER, notification, notification.position(), noteLength);
@@ -259,7 +155,7 @@ final class FfmChannel implements RdmaChannel {
         }
         Op op = node.op().start(this, Op.PUT, done, "write");
         if (notification != null) {
-            op.view(4 + noteLength).putInt(remoteId).put(4, notification, notification.position(), noteLength);
+            op.view(4 + noteLength).putInt(remoteId()).put(4, notification, notification.position(), noteLength);
             op.noteLength = noteLength;
         }
         if (!enter()) {
@@ -283,8 +179,7 @@ final class FfmChannel implements RdmaChannel {
             Completion done) {
         UcpRemoteKey key = FfmMemory.key(src);
         if (key == null) {
-            done.failed(new RemoteAccessException("one-sided read of " + src.descriptor() + " of " + peerName
-                    + " is withheld: the owner's transport does not check remote bounds, so it serves reads itself"));
+            refuseWithheldRead(src, done);
             return;
         }
         Op op = node.op().start(this, Op.GET, done, "read");
@@ -394,51 +289,23 @@ final class FfmChannel implements RdmaChannel {
         deliverNow(message);
     }
 
-    private void deliverNow(ByteBuffer message) {
-        ChannelHandler h = handler;
-        if (h != null && !closed.get()) {
-            h.onMessage(message);
-        }
-    }
-
     /** Delivers deferred messages; by a thread polling the node, outside any operation. */
     void drainDeferred() {
         deferred.drain(deliverNow);
-    }
-
-    /** The connection failed: recorded once, reported to the handler. */
-    void failConnection(IOException cause) {
-        if (failure != null) {
-            return;
-        }
-        failure = cause;
-        waiter.wake();
-        ChannelHandler h = handler;
-        if (h != null && !closed.get()) {
-            h.onError(cause);
-        }
-    }
-
-    boolean isClosed() {
-        return closed.get();
     }
 
     // ---- close -----------------------------------------------------------------------------------------------
 
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
+        if (!markClosed()) {
             return;
         }
-        boolean idle = true;
-        try {
-            waiter.awaitUninterruptibly(() -> inEndpoint.get() == 0, Waiter.deadlineAfter(CALLS_WAIT_NANOS),
-                    "closing (waiting for calls on the endpoint)");
-        } catch (IOException e) {
+        boolean idle = awaitNoCalls(CALLS_WAIT_NANOS);
+        if (!idle) {
             // closing under a running call crashes the process in libucp: leave the endpoint to the worker's end
             LOG.warn("a call on the endpoint to {} did not return within {} ms: the endpoint stays open", peerName,
                     TimeUnit.NANOSECONDS.toMillis(CALLS_WAIT_NANOS));
-            idle = false;
         }
         if (idle) {
             memory.releaseRemotes();
@@ -447,7 +314,7 @@ final class FfmChannel implements RdmaChannel {
         SharedEndpoints.Shared<UcpEndpoint, FfmChannel> s = shared;
         if (e != null && idle && node.release(s, this)) {
             // a flush-close of an endpoint that cannot flush (never connected, peer gone) would stay pending
-            UcpEndpoint.CloseMode mode = failure == null && remoteId >= 0 ? UcpEndpoint.CloseMode.FLUSH
+            UcpEndpoint.CloseMode mode = !failed() && remoteId() >= 0 ? UcpEndpoint.CloseMode.FLUSH
                     : UcpEndpoint.CloseMode.FORCE;
             if (!node.closeEndpoint(e, mode, CLOSE_WAIT_NANOS)) {
                 LOG.warn("closing the endpoint to {} did not complete within {} ms", peerName,

@@ -3,9 +3,9 @@ package io.rdmacomm.rdma.ucx.ffm;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RdmaNode;
-import io.rdmacomm.rdma.spi.SharedEndpoints;
-import io.rdmacomm.rdma.spi.UcxTransports;
-import io.rdmacomm.rdma.spi.UcxWire;
+import io.rdmacomm.rdma.ucx.SharedEndpoints;
+import io.rdmacomm.rdma.ucx.UcxTransports;
+import io.rdmacomm.rdma.ucx.UcxWire;
 import io.rdmacomm.ucx.ffm.AmMessage;
 import io.rdmacomm.ucx.ffm.UcpContext;
 import io.rdmacomm.ucx.ffm.UcpEndpoint;
@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A UCX node of the process: one UCP context (on the bootstrap interface's devices), one thread-safe worker and one
  * {@link Progress} thread shared by every channel of one side (client or server) on one interface, and the pool of
- * {@link Op}s their operations run in. Handed out and reference counted by {@link UcxFfmProvider}.
+ * {@link Op}s their operations run in. Handed out and reference counted by {@link FfmProvider}.
  *
  * <p>Active messages: the header starts with the receiving channel's id (big-endian u32), which the engine's
  * bootstrap exchanged together with the nodes' worker addresses. Endpoints are made from worker addresses, one per
@@ -87,7 +87,7 @@ final class FfmNode implements RdmaNode {
 
     /**
      * A node on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice) for {@code side}'s channels;
-     * {@code lastUserLeft} counts its users down (see {@link io.rdmacomm.rdma.spi.NodeRegistry}).
+     * {@code lastUserLeft} counts its users down (see {@link io.rdmacomm.rdma.ucx.NodeRegistry}).
      */
     FfmNode(String netDevices, RdmaChannel.Role side, boolean trustPeers, BooleanSupplier lastUserLeft) {
         this.lastUserLeft = lastUserLeft;

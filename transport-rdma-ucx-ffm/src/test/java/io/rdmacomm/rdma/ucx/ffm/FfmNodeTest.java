@@ -53,7 +53,7 @@ class FfmNodeTest {
 
     @Test
     void channelsConnectedByWorkerAddressAndIdExchangeMessages() throws Exception {
-        UcxFfmProvider provider = new UcxFfmProvider();
+        FfmProvider provider = new FfmProvider();
         InetAddress lo = InetAddress.getLoopbackAddress();
         Inbox inboxA = new Inbox();
         Inbox inboxB = new Inbox();

@@ -10,7 +10,7 @@ import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.rdma.spi.MappedRing;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
-import io.rdmacomm.rdma.spi.UcxTransports;
+import io.rdmacomm.rdma.ucx.UcxTransports;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Deque;

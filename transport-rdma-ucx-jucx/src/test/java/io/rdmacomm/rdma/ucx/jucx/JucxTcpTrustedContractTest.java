@@ -1,0 +1,16 @@
+package io.rdmacomm.rdma.ucx.jucx;
+
+import io.rdmacomm.testkit.CommunicatorContractTest;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The communicator contract for rdma:// on ucx-jucx with oneSided=trusted over UCX_TLS=tcp: writes are put, flush and
+ * notification, as on an RDMA device
+ * ({@link JucxTrustedPuts} checks that puts were issued).
+ */
+@ExtendWith(JucxTrustedPuts.class)
+class JucxTcpTrustedContractTest extends CommunicatorContractTest {
+    JucxTcpTrustedContractTest() {
+        super(JucxTestHooks.trustedTcpTransport());
+    }
+}

@@ -1,0 +1,16 @@
+package io.rdmacomm.rdma.ucx.jucx;
+
+import io.rdmacomm.testkit.CommunicatorContractTest;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The communicator contract for rdma:// on ucx-jucx with oneSided=trusted over UCX's default transports (shared memory
+ * on one host): writes are put, flush and notification, as on an RDMA device
+ * ({@link JucxTrustedPuts} checks that puts were issued).
+ */
+@ExtendWith(JucxTrustedPuts.class)
+class JucxTrustedContractTest extends CommunicatorContractTest {
+    JucxTrustedContractTest() {
+        super(JucxTestHooks.trustedTransport());
+    }
+}

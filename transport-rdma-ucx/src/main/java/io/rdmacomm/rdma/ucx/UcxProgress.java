@@ -1,0 +1,135 @@
+package io.rdmacomm.rdma.ucx;
+
+import io.rdmacomm.api.support.RateLimitedLog;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The progress thread of a UCX node, as both UCX providers run it: it progresses the worker and polls while an
+ * operation is pending (a pending send gets no wake-up event), sleeps in {@code ucp_worker_wait} otherwise, and stays
+ * off the CPU while an application thread busy-polls the node. A failure (up to an Error in a callback) is logged, at
+ * most once a second, and progress goes on. A provider says what one round of progress is and what is pending.
+ */
+public abstract class UcxProgress {
+    private static final Logger LOG = LoggerFactory.getLogger(UcxProgress.class);
+    private static final long POLL_PAUSE_NANOS = 20_000;
+    /**
+     * How long the thread stays aside at a time while application threads poll: it looks again after this long and
+     * stays aside for another period if one polled meanwhile, unless told polling ended ({@link #pollingEnded()});
+     * bounds the delay of asynchronous progress if a poller vanishes.
+     */
+    private static final long APP_POLL_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** Progress failures, at most one line a second: a failure that repeats must not flood the log. */
+    private final RateLimitedLog failures = new RateLimitedLog(LOG);
+    private volatile boolean running = true;
+    private volatile boolean sleeping;
+    /** Whether the thread parks because an application thread polls; {@link #pollingEnded()} unparks it. */
+    private volatile boolean asideForApp;
+    /**
+     * Set by every application poll, cleared by the thread each time it looks: a flag, not the time of the last poll,
+     * since reading the clock on every poll was the largest cost of the busy-polling loop.
+     */
+    private volatile boolean appPolled;
+    private Thread thread;
+
+    /** Starts the thread, named {@code name}; once, at the end of the provider's constructor. */
+    protected final void start(String name) {
+        thread = new Thread(this::run, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** The thread's name. */
+    public final String threadName() {
+        return thread.getName();
+    }
+
+    /** One round of progress (the worker, pending operations, whatever else the provider does); what happened. */
+    protected abstract int progressRound() throws Exception;
+
+    /** Whether an operation is pending: the thread then polls instead of sleeping. */
+    protected abstract boolean pending();
+
+    /** Checked once more just before sleeping: true if there is still nothing to do (it may progress again). */
+    protected abstract boolean nothingToDo() throws Exception;
+
+    /** Sleeps until the worker has events or is {@link #signal() signalled} ({@code ucp_worker_wait}). */
+    protected abstract void waitForEvents();
+
+    /** Wakes {@link #waitForEvents()} ({@code ucp_worker_signal}). */
+    protected abstract void signal();
+
+    private void run() {
+        while (running) {
+            try {
+                if (appPolled) {
+                    // a busy-polling application thread drives the worker: stay off its lock and off the CPU
+                    // (waking up every few microseconds costs the poller its core on a small machine)
+                    appPolled = false;
+                    asideForApp = true;
+                    LockSupport.parkNanos(this, APP_POLL_GRACE_NANOS);
+                    asideForApp = false;
+                    continue;
+                }
+                if (progressRound() == 0) {
+                    if (pending()) {
+                        LockSupport.parkNanos(POLL_PAUSE_NANOS);
+                        continue;
+                    }
+                    sleeping = true;
+                    if (nothingToDo() && running) {
+                        waitForEvents();
+                    }
+                    sleeping = false;
+                }
+            } catch (Throwable e) { // NOPMD: one peer's failure (up to an Error in its callback) must not end progress
+                sleeping = false;
+                if (running) {
+                    failures.warn("UCX progress failed, progressing on: {}", e.toString(), e);
+                }
+            }
+        }
+    }
+
+    /** Whether the thread sleeps in {@link #waitForEvents()}: who leaves work for it then {@link #signal()}s. */
+    public final boolean sleeping() {
+        return sleeping;
+    }
+
+    /** Signals the thread if it sleeps: work was left for it. */
+    public final void wakeIfSleeping() {
+        if (sleeping) {
+            signal();
+        }
+    }
+
+    /** An application thread polls the node: the thread stays aside for another period. */
+    public final void applicationPolled() {
+        if (!appPolled) {
+            appPolled = true; // written once per period, not on every poll
+        }
+    }
+
+    /** An application thread stopped polling: take over progress now rather than after the grace period. */
+    public final void pollingEnded() {
+        appPolled = false;
+        if (asideForApp) {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /** Stops the thread; false if it did not stop within 5 s. */
+    public final boolean stop() {
+        running = false;
+        signal();
+        LockSupport.unpark(thread);
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return !thread.isAlive();
+    }
+}
