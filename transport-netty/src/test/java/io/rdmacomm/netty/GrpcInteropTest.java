@@ -6,6 +6,7 @@ import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -13,6 +14,9 @@ import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.pkitesting.CertificateBuilder;
+import io.netty.pkitesting.X509Bundle;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.rdmacomm.netty.interop.EchoStatus;
 import io.rdmacomm.netty.interop.Empty;
@@ -303,6 +307,48 @@ class GrpcInteropTest {
                         .withDeadlineAfter(CALL_DEADLINE_SECONDS, TimeUnit.SECONDS)
                         .unimplementedCall(Empty.getDefaultInstance()));
         assertEquals(Status.Code.UNIMPLEMENTED, e.getStatus().getCode());
+    }
+
+    /**
+     * TLS as gRPC sets it up itself: the server's and the channel's {@code sslContext} (ALPN h2) put an SslHandler
+     * into the pipeline, over either scheme, and the cases run as on plain text.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "rdma"})
+    void tlsFromTheBuildersSslContexts(String scheme) throws Exception {
+        X509Bundle certificate = new CertificateBuilder().subject("CN=localhost").addSanDnsName("localhost")
+                .setIsCertificateAuthority(true).ecp256().buildSelfSigned();
+        EventLoopGroup group = stack(scheme).group();
+        Server server = NettyServerBuilder.forAddress(new CommunicatorAddress(scheme + "://127.0.0.1:0"))
+                .channelType(CommunicatorServerSocketChannel.class)
+                .bossEventLoopGroup(group)
+                .workerEventLoopGroup(group)
+                .sslContext(GrpcSslContexts.configure(SslContextBuilder.forServer(
+                        certificate.getKeyPair().getPrivate(), certificate.getCertificate())).build())
+                .addService(new InteropService())
+                .build()
+                .start();
+        ManagedChannel channel = null;
+        try {
+            int port = ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
+            channel = NettyChannelBuilder.forAddress(new CommunicatorAddress(scheme + "://127.0.0.1:" + port))
+                    .overrideAuthority("localhost:" + port)
+                    .channelType(CommunicatorSocketChannel.class)
+                    .eventLoopGroup(group)
+                    .sslContext(GrpcSslContexts.forClient().trustManager(certificate.getCertificate()).build())
+                    .build();
+            TestServiceGrpc.TestServiceBlockingStub stub = TestServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(CALL_DEADLINE_SECONDS, TimeUnit.SECONDS);
+            assertEquals(Empty.getDefaultInstance(), stub.emptyCall(Empty.getDefaultInstance()));
+            SimpleResponse response = stub.unaryCall(
+                    SimpleRequest.newBuilder().setResponseSize(314159).setPayload(zeros(271828)).build());
+            assertEquals(zeros(314159), response.getPayload());
+        } finally {
+            if (channel != null) {
+                channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
+            server.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+        }
     }
 
     // ---- client side helper ----
