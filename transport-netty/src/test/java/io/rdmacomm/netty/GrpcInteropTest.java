@@ -310,6 +310,28 @@ class GrpcInteropTest {
     }
 
     /**
+     * A target gRPC resolves itself ({@code forAddress(host, port)}: its DNS resolver gives InetSocketAddresses) goes
+     * over the scheme of the channel's event loop group, and gRPC derives the authority as usual.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "rdma"})
+    void aResolvedTargetTakesTheLoopsScheme(String scheme) throws Exception {
+        Stack stack = stack(scheme);
+        int port = ((InetSocketAddress) stack.server().getListenSockets().get(0)).getPort();
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port)
+                .channelType(CommunicatorSocketChannel.class)
+                .eventLoopGroup(stack.group())
+                .usePlaintext()
+                .build();
+        try {
+            assertEquals(Empty.getDefaultInstance(), TestServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(CALL_DEADLINE_SECONDS, TimeUnit.SECONDS).emptyCall(Empty.getDefaultInstance()));
+        } finally {
+            channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
      * TLS as gRPC sets it up itself: the server's and the channel's {@code sslContext} (ALPN h2) put an SslHandler
      * into the pipeline, over either scheme, and the cases run as on plain text.
      */
