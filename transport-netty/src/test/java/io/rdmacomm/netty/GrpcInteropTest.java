@@ -106,7 +106,7 @@ class GrpcInteropTest {
             stack.server().shutdownNow();
             stack.channel().awaitTermination(10, TimeUnit.SECONDS);
             stack.server().awaitTermination(10, TimeUnit.SECONDS);
-            stack.group().shutdownGracefully(0, 5, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+            stack.group().shutdownGracefully(200, 5000, TimeUnit.MILLISECONDS).await(10, TimeUnit.SECONDS);
         }
         STACKS.clear();
     }
