@@ -2,9 +2,7 @@ package io.rdmacomm.netty;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.channel.AbstractChannel;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelMetadata;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelPipeline;
@@ -27,7 +25,6 @@ import io.rdmacomm.api.Communicators;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.ConnectionPendingException;
 import java.util.concurrent.Executor;
@@ -50,15 +47,12 @@ import java.util.concurrent.TimeUnit;
  * {@link UnsupportedOperationException}; with {@code ALLOW_HALF_CLOSURE} the end of the peer's stream fires a
  * {@link ChannelInputShutdownEvent} instead of closing the channel.
  */
-public class CommunicatorSocketChannel extends AbstractChannel implements SocketChannel {
+public class CommunicatorSocketChannel extends WholeStreamChannel implements SocketChannel {
 
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
-    /** Flushed messages one write round takes at most, and bytes, past the first message. */
-    private static final int MAX_BATCH = 64;
-    private static final long MAX_BATCH_BYTES = 1 << 20;
+    /** How long a close waits for a write round in progress before it closes the communicator under it. */
+    private static final long CLOSE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    static final String NO_HALF_CLOSE = "the Communicator contract has no half-close: close() ends both directions,"
-            + " the peer reads -1 once it read everything";
 
     private final CommunicatorSocketChannelConfig config;
 
@@ -78,18 +72,7 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
     private ChannelPromise connectPromise;
     private Future<?> connectTimeout;
 
-    // the write round in progress: set on the loop, written on a Blocking thread, completed on the loop
-    private final Object[] batch = new Object[MAX_BATCH];
-    private int batchSize;
-    private long batchBytes;
-    private boolean writeInProgress;
-    private volatile Throwable writeFailure;
-    /** Whether a Blocking thread holds the batch: a close waits for it to let go (see doClose). */
-    private boolean writerBusy;
-    private final Object writerLock = new Object();
-    private final Runnable writeTask = this::writeBatch;
-    private final Runnable writeDoneTask = this::writeDone;
-    private final ChannelOutboundBuffer.MessageProcessor collector = this::collect;
+    private final WriteRound writes = new WriteRound(this);
 
     /** An unconnected channel, for {@code Bootstrap.channel(CommunicatorSocketChannel.class)}. */
     public CommunicatorSocketChannel() {
@@ -227,13 +210,17 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
         Communicator pending = connecting;
         try {
             if (c != null) {
+                // a communicator closed while a write round's thread still writes ends the stream without telling
+                // the peer (rdma:// sends no CLOSE then, and the peer reads "connection lost" instead of its end):
+                // let a round that is moving finish first; one stuck on back-pressure is cut short by the close
+                writes.awaitWriter(CLOSE_GRACE_NANOS);
                 c.close(); // unblocks a write round's write or sync
             }
         } finally {
             if (pending != null) {
                 pending.close();
             }
-            awaitWriter();
+            writes.awaitWriter();
         }
     }
 
@@ -280,196 +267,33 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
                 + " (a communicator channel writes ByteBufs; FileRegion is not supported)");
     }
 
-    // ---- writes ---------------------------------------------------------------------------------------------
+    // ---- writes: WriteRound -----------------------------------------------------------------------------------
 
     @Override
-    protected void doWrite(ChannelOutboundBuffer in) throws Exception {
-        if (writeInProgress || in.isEmpty()) {
-            return;
-        }
-        batchSize = 0;
-        batchBytes = 0;
-        in.forEachFlushedMessage(collector);
-        if (batchSize == 0) {
-            return;
-        }
-        writeInProgress = true;
-        writeFailure = null;
-        synchronized (writerLock) {
-            writerBusy = true;
-        }
-        try {
-            Blocking.EXECUTOR.execute(writeTask);
-        } catch (RuntimeException e) {
-            writeInProgress = false;
-            releaseBatch(0);
-            writerDone();
-            throw e;
-        }
+    protected void doWrite(ChannelOutboundBuffer in) {
+        writes.start(in);
     }
 
-    /** Takes flushed messages into the batch, retained: a close meanwhile releases the outbound buffer's reference. */
-    private boolean collect(Object msg) {
-        if (batchSize > 0 && batchBytes >= MAX_BATCH_BYTES) {
-            return false;
-        }
-        ByteBuf buf = (ByteBuf) msg;
-        batch[batchSize++] = buf.retain();
-        batchBytes += buf.readableBytes();
-        return batchSize < MAX_BATCH;
+    /** A write round failed: as a failed socket write. On the loop. */
+    void writeFailed(Throwable t) {
+        ((CommunicatorUnsafe) unsafe()).writeFailed(t);
     }
 
-    /**
-     * On a Blocking thread: writes the batch and syncs, then lets go of the batch's references (after the sync: a
-     * transport may keep a reference to what it was given until then).
-     */
-    private void writeBatch() {
-        try {
-            Communicator c = communicator;
-            for (int i = 0; i < batchSize; i++) {
-                ByteBuf buf = (ByteBuf) batch[i];
-                if (buf.isReadable()) {
-                    if (buf.nioBufferCount() == 1) {
-                        c.write(buf.nioBuffer());
-                    } else {
-                        for (ByteBuffer b : buf.nioBuffers()) {
-                            c.write(b);
-                        }
-                    }
-                }
-            }
-            c.sync();
-        } catch (Throwable t) {
-            writeFailure = t;
-        } finally {
-            releaseBatch(0);
-            writerDone();
-        }
-        try {
-            eventLoop().execute(writeDoneTask);
-        } catch (RuntimeException rejected) {
-            // the loop is gone: nothing is left to complete
-        }
-    }
-
-    private void writerDone() {
-        synchronized (writerLock) {
-            writerBusy = false;
-            writerLock.notifyAll();
-        }
-    }
-
-    /**
-     * Waits (boundedly) for a write round's thread to let go of its buffers, so that when the close then fails the
-     * outbound buffer's messages, their promises fail with the channel's the only reference left, as on NIO.
-     */
-    private void awaitWriter() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        synchronized (writerLock) {
-            long left;
-            while (writerBusy && (left = deadline - System.nanoTime()) > 0) {
-                TimeUnit.NANOSECONDS.timedWait(writerLock, left);
-            }
-        }
-    }
-
-    private void releaseBatch(int from) {
-        for (int i = from; i < batchSize; i++) {
-            ReferenceCountUtil.safeRelease(batch[i]);
-        }
-    }
-
-    /**
-     * On the loop: completes the written messages' promises, then starts the next round. The round counts as in
-     * progress until every promise completed: a listener that writes and flushes (ChunkedWriteHandler, SslHandler)
-     * must not start a round over messages still being removed.
-     */
-    private void writeDone() {
-        Throwable failure = writeFailure;
-        writeFailure = null;
-        ChannelOutboundBuffer in = unsafe().outboundBuffer();
-        int n = batchSize;
-        try {
-            for (int i = 0; i < n; i++) {
-                Object msg = batch[i];
-                batch[i] = null;
-                if (in != null && in.current() == msg) {
-                    if (failure == null) {
-                        in.remove();
-                    } else {
-                        in.remove(failure);
-                    }
-                }
-            }
-        } finally {
-            batchSize = 0;
-            writeInProgress = false;
-        }
-        if (in == null) {
-            return;
-        }
-        if (failure != null) {
-            ((CommunicatorUnsafe) unsafe()).writeFailed(failure);
-        } else if (!in.isEmpty()) {
-            ((CommunicatorUnsafe) unsafe()).flushMore();
-        }
-    }
-
-    // ---- half-close: not in the contract --------------------------------------------------------------------
-
-    @Override
-    protected void doShutdownOutput() {
-        throw new UnsupportedOperationException(NO_HALF_CLOSE);
+    /** A write round ended with more flushed: the next round. On the loop. */
+    void flushMore() {
+        ((CommunicatorUnsafe) unsafe()).flushMore();
     }
 
     @Override
-    public boolean isInputShutdown() {
-        return inputShutdown || !isActive();
-    }
-
-    @Override
-    public ChannelFuture shutdownInput() {
-        return shutdownInput(newPromise());
-    }
-
-    @Override
-    public ChannelFuture shutdownInput(ChannelPromise promise) {
-        return promise.setFailure(new UnsupportedOperationException(NO_HALF_CLOSE));
-    }
-
-    @Override
-    public boolean isOutputShutdown() {
-        return !isActive();
-    }
-
-    @Override
-    public ChannelFuture shutdownOutput() {
-        return shutdownOutput(newPromise());
-    }
-
-    @Override
-    public ChannelFuture shutdownOutput(ChannelPromise promise) {
-        return promise.setFailure(new UnsupportedOperationException(NO_HALF_CLOSE));
-    }
-
-    @Override
-    public boolean isShutdown() {
-        return !isActive();
-    }
-
-    @Override
-    public ChannelFuture shutdown() {
-        return shutdown(newPromise());
-    }
-
-    @Override
-    public ChannelFuture shutdown(ChannelPromise promise) {
-        return promise.setFailure(new UnsupportedOperationException(NO_HALF_CLOSE + "; use close()"));
+    boolean peerStreamEnded() {
+        return inputShutdown;
     }
 
     // ---- the unsafe: connect, readiness, reads ---------------------------------------------------------------
 
     final class CommunicatorUnsafe extends AbstractUnsafe implements CommunicatorIoHandle {
+        private final java.util.function.BooleanSupplier isActive = CommunicatorSocketChannel.this::isActive;
+        private final Runnable readServed = () -> readPending = false;
 
         @Override
         public Communicator communicator() {
@@ -619,68 +443,22 @@ public class CommunicatorSocketChannel extends AbstractChannel implements Socket
             if (!readPending && !cfg.isAutoRead()) {
                 return; // read() arms again
             }
-            Communicator c = communicator;
             RecvByteBufAllocator.Handle allocHandle = recvBufAllocHandle();
             allocHandle.reset(cfg);
-            ByteBufAllocator alloc = cfg.getAllocator();
-            ByteBuf buf = null;
-            boolean eof = false;
+            Reads.Outcome outcome = Reads.Outcome.NOTHING;
             Throwable failure = null;
             try {
-                do {
-                    int available = c.available();
-                    if (available == 0) {
-                        break;
-                    }
-                    if (available < 0) {
-                        eof = true;
-                        break;
-                    }
-                    buf = allocHandle.allocate(alloc);
-                    allocHandle.attemptedBytesRead(buf.writableBytes());
-                    // fill the buffer with what is there, as one socket read would: a transport's available()
-                    // may count one frame, or part of one, at a time
-                    int total = 0;
-                    do {
-                        int want = Math.min(available, buf.writableBytes());
-                        int n = c.read(buf.internalNioBuffer(buf.writerIndex(), want));
-                        if (n < 0) {
-                            eof = true;
-                            break;
-                        }
-                        if (n == 0) {
-                            break;
-                        }
-                        buf.writerIndex(buf.writerIndex() + n);
-                        total += n;
-                    } while (buf.isWritable() && (available = c.available()) > 0);
-                    if (available < 0) {
-                        eof = true;
-                    }
-                    if (total == 0) {
-                        buf.release();
-                        buf = null;
-                        break;
-                    }
-                    int n = total;
-                    allocHandle.lastBytesRead(n);
-                    allocHandle.incMessagesRead(1);
-                    readPending = false;
-                    pipeline.fireChannelRead(buf);
-                    buf = null;
-                } while (!eof && allocHandle.continueReading() && isActive());
+                outcome = Reads.readAvailable(communicator, pipeline, allocHandle, cfg.getAllocator(), isActive,
+                        readServed);
             } catch (Throwable t) {
                 failure = t;
-                if (buf != null) {
-                    buf.release();
-                }
             }
             allocHandle.readComplete();
             pipeline.fireChannelReadComplete();
             if (failure != null) {
                 pipeline.fireExceptionCaught(failure);
                 close(voidPromise());
-            } else if (eof) {
+            } else if (outcome == Reads.Outcome.END) {
                 inputEnded();
             } else if (isActive() && (readPending || cfg.isAutoRead())) {
                 arm();

@@ -1,0 +1,181 @@
+package io.rdmacomm.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.util.ReferenceCountUtil;
+import io.rdmacomm.api.Communicator;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The writes of one {@link CommunicatorSocketChannel}: a round takes up to {@link #MAX_BATCH} flushed buffers (about
+ * {@link #MAX_BATCH_BYTES} bytes) on the loop, writes them and syncs on a {@link Blocking} thread (a communicator's
+ * write may block on back-pressure), then completes their promises on the loop and starts the next round. The
+ * buffers stay in the outbound buffer meanwhile, so water marks and writability work as on NIO.
+ */
+final class WriteRound {
+    /** Flushed messages one write round takes at most, and bytes, past the first message. */
+    private static final int MAX_BATCH = 64;
+    private static final long MAX_BATCH_BYTES = 1 << 20;
+
+    private final CommunicatorSocketChannel channel;
+    // set on the loop, written on a Blocking thread, completed on the loop
+    private final Object[] batch = new Object[MAX_BATCH];
+    private int batchSize;
+    private long batchBytes;
+    private boolean inProgress;
+    private volatile Throwable failure;
+    /** Whether a Blocking thread holds the batch: a close waits for it to let go ({@link #awaitWriter}). */
+    private boolean writerBusy;
+    private final Object writerLock = new Object();
+    private final Runnable writeTask = this::writeBatch;
+    private final Runnable doneTask = this::done;
+    private final ChannelOutboundBuffer.MessageProcessor collector = this::collect;
+
+    WriteRound(CommunicatorSocketChannel channel) {
+        this.channel = channel;
+    }
+
+    /** On the loop: starts a round over the flushed messages of {@code in}, unless one is in progress. */
+    void start(ChannelOutboundBuffer in) {
+        if (inProgress || in.isEmpty()) {
+            return;
+        }
+        batchSize = 0;
+        batchBytes = 0;
+        try {
+            in.forEachFlushedMessage(collector);
+        } catch (Exception e) {
+            releaseBatch();
+            throw new IllegalStateException(e);
+        }
+        if (batchSize == 0) {
+            return;
+        }
+        inProgress = true;
+        failure = null;
+        synchronized (writerLock) {
+            writerBusy = true;
+        }
+        try {
+            Blocking.EXECUTOR.execute(writeTask);
+        } catch (RuntimeException e) {
+            inProgress = false;
+            releaseBatch();
+            writerDone();
+            throw e;
+        }
+    }
+
+    /** Takes flushed messages into the batch, retained: a close meanwhile releases the outbound buffer's reference. */
+    private boolean collect(Object msg) {
+        if (batchSize > 0 && batchBytes >= MAX_BATCH_BYTES) {
+            return false;
+        }
+        ByteBuf buf = (ByteBuf) msg;
+        batch[batchSize++] = buf.retain();
+        batchBytes += buf.readableBytes();
+        return batchSize < MAX_BATCH;
+    }
+
+    /**
+     * On a Blocking thread: writes the batch and syncs, then lets go of the batch's references (after the sync: a
+     * transport may keep a reference to what it was given until then).
+     */
+    private void writeBatch() {
+        try {
+            Communicator c = channel.communicator();
+            for (int i = 0; i < batchSize; i++) {
+                ByteBuf buf = (ByteBuf) batch[i];
+                if (buf.isReadable()) {
+                    if (buf.nioBufferCount() == 1) {
+                        c.write(buf.nioBuffer());
+                    } else {
+                        for (ByteBuffer b : buf.nioBuffers()) {
+                            c.write(b);
+                        }
+                    }
+                }
+            }
+            c.sync();
+        } catch (Throwable t) {
+            failure = t;
+        } finally {
+            releaseBatch();
+            writerDone();
+        }
+        try {
+            channel.eventLoop().execute(doneTask);
+        } catch (RuntimeException rejected) {
+            // the loop is gone: nothing is left to complete
+        }
+    }
+
+    private void writerDone() {
+        synchronized (writerLock) {
+            writerBusy = false;
+            writerLock.notifyAll();
+        }
+    }
+
+    /**
+     * Waits (boundedly) for a write round's thread to let go of its buffers, so that when the close then fails the
+     * outbound buffer's messages, their promises fail with the channel's the only reference left, as on NIO.
+     */
+    void awaitWriter() throws InterruptedException {
+        awaitWriter(TimeUnit.SECONDS.toNanos(10));
+    }
+
+    /** {@link #awaitWriter()} for at most {@code nanos}. */
+    void awaitWriter(long nanos) throws InterruptedException {
+        long deadline = System.nanoTime() + nanos;
+        synchronized (writerLock) {
+            long left;
+            while (writerBusy && (left = deadline - System.nanoTime()) > 0) {
+                TimeUnit.NANOSECONDS.timedWait(writerLock, left);
+            }
+        }
+    }
+
+    private void releaseBatch() {
+        for (int i = 0; i < batchSize; i++) {
+            ReferenceCountUtil.safeRelease(batch[i]);
+        }
+    }
+
+    /**
+     * On the loop: completes the written messages' promises, then starts the next round. The round counts as in
+     * progress until every promise completed: a listener that writes and flushes (ChunkedWriteHandler, SslHandler)
+     * must not start a round over messages still being removed.
+     */
+    private void done() {
+        Throwable f = failure;
+        failure = null;
+        ChannelOutboundBuffer in = channel.unsafe().outboundBuffer();
+        int n = batchSize;
+        try {
+            for (int i = 0; i < n; i++) {
+                Object msg = batch[i];
+                batch[i] = null;
+                if (in != null && in.current() == msg) {
+                    if (f == null) {
+                        in.remove();
+                    } else {
+                        in.remove(f);
+                    }
+                }
+            }
+        } finally {
+            batchSize = 0;
+            inProgress = false;
+        }
+        if (in == null) {
+            return;
+        }
+        if (f != null) {
+            channel.writeFailed(f);
+        } else if (!in.isEmpty()) {
+            channel.flushMore();
+        }
+    }
+}
