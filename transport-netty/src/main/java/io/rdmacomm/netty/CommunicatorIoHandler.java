@@ -1,5 +1,8 @@
 package io.rdmacomm.netty;
 
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoHandle;
 import io.netty.channel.IoHandler;
 import io.netty.channel.IoHandlerContext;
@@ -18,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
 /**
  * The {@link IoHandler} behind Netty's {@code MultiThreadIoEventLoopGroup} for communicator channels: one event loop
@@ -51,6 +55,22 @@ public final class CommunicatorIoHandler implements IoHandler {
     private CommunicatorIoHandler(String defaultScheme, long busyPollNanos) {
         this.defaultScheme = defaultScheme;
         this.busyPollNanos = busyPollNanos;
+    }
+
+    /**
+     * Registers a channel's {@code handle} with its loop (a handler of this class): {@code registered} takes the
+     * registration, then {@code promise} succeeds; or the promise fails with why not.
+     */
+    static void register(Channel channel, IoHandle handle, ChannelPromise promise,
+            Consumer<IoRegistration> registered) {
+        ((IoEventLoop) channel.eventLoop()).register(handle).addListener(f -> {
+            if (f.isSuccess()) {
+                registered.accept((IoRegistration) f.getNow());
+                promise.setSuccess();
+            } else {
+                promise.setFailure(f.cause());
+            }
+        });
     }
 
     /** A factory whose loops map {@link java.net.InetSocketAddress}es to {@code tcp://}. */

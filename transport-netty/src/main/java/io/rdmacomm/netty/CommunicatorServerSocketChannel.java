@@ -97,14 +97,7 @@ public class CommunicatorServerSocketChannel extends AbstractServerChannel imple
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        ((IoEventLoop) eventLoop()).register((ServerUnsafe) unsafe()).addListener(f -> {
-            if (f.isSuccess()) {
-                registration = (IoRegistration) f.getNow();
-                promise.setSuccess();
-            } else {
-                promise.setFailure(f.cause());
-            }
-        });
+        CommunicatorIoHandler.register(this, (ServerUnsafe) unsafe(), promise, r -> registration = r);
     }
 
     @Override

@@ -163,14 +163,7 @@ public class CommunicatorSocketChannel extends WholeStreamChannel implements Soc
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        ((IoEventLoop) eventLoop()).register((CommunicatorUnsafe) unsafe()).addListener(f -> {
-            if (f.isSuccess()) {
-                registration = (IoRegistration) f.getNow();
-                promise.setSuccess();
-            } else {
-                promise.setFailure(f.cause());
-            }
-        });
+        CommunicatorIoHandler.register(this, (CommunicatorUnsafe) unsafe(), promise, r -> registration = r);
     }
 
     @Override
