@@ -9,25 +9,13 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCalls;
-import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -44,7 +32,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class GrpcUnaryProbe {
 
-    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+    static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
         @Override
         public InputStream stream(byte[] value) {
             return new ByteArrayInputStream(value);
@@ -94,44 +82,17 @@ public final class GrpcUnaryProbe {
             throw new IllegalArgumentException("iterations must be positive, warmup and size not negative");
         }
 
-        IoHandlerFactory io;
-        Class<? extends ServerChannel> serverType;
-        Class<? extends Channel> clientType;
-        SocketAddress bind;
-        switch (scheme) {
-            case "rdma", "tcp" -> {
-                io = CommunicatorIoHandler.newFactory(scheme, busyPollNanos);
-                serverType = CommunicatorServerSocketChannel.class;
-                clientType = CommunicatorSocketChannel.class;
-                bind = new CommunicatorAddress(scheme + "://127.0.0.1:0");
-            }
-            case "epoll" -> {
-                io = EpollIoHandler.newFactory();
-                serverType = EpollServerSocketChannel.class;
-                clientType = EpollSocketChannel.class;
-                bind = new InetSocketAddress("127.0.0.1", 0);
-            }
-            case "nio" -> {
-                io = NioIoHandler.newFactory();
-                serverType = NioServerSocketChannel.class;
-                clientType = NioSocketChannel.class;
-                bind = new InetSocketAddress("127.0.0.1", 0);
-            }
-            default -> throw new IllegalArgumentException("scheme must be rdma, tcp, epoll or nio: " + scheme);
-        }
-
-        EventLoopGroup serverGroup = new MultiThreadIoEventLoopGroup(1,
-                new DefaultThreadFactory("probe-server", true), io);
-        EventLoopGroup clientGroup = new MultiThreadIoEventLoopGroup(1,
-                new DefaultThreadFactory("probe-client", true), io);
+        ProbeTransport transport = ProbeTransport.of(scheme, busyPollNanos);
+        EventLoopGroup serverGroup = transport.group("probe-server");
+        EventLoopGroup clientGroup = transport.group("probe-client");
         ServerServiceDefinition service = ServerServiceDefinition.builder("rdmacomm.probe.Echo")
                 .addMethod(ECHO, ServerCalls.asyncUnaryCall((request, responses) -> {
                     responses.onNext(request);
                     responses.onCompleted();
                 }))
                 .build();
-        Server server = NettyServerBuilder.forAddress(bind)
-                .channelType(serverType)
+        Server server = NettyServerBuilder.forAddress(transport.bind())
+                .channelType(transport.serverType())
                 .bossEventLoopGroup(serverGroup)
                 .workerEventLoopGroup(serverGroup)
                 .directExecutor()
@@ -139,12 +100,9 @@ public final class GrpcUnaryProbe {
                 .build()
                 .start();
         int port = ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
-        SocketAddress target = bind instanceof CommunicatorAddress
-                ? new CommunicatorAddress(scheme + "://127.0.0.1:" + port)
-                : new InetSocketAddress("127.0.0.1", port);
-        ManagedChannel channel = NettyChannelBuilder.forAddress(target)
+        ManagedChannel channel = NettyChannelBuilder.forAddress(transport.target(port))
                 .overrideAuthority("127.0.0.1:" + port)
-                .channelType(clientType)
+                .channelType(transport.clientType())
                 .eventLoopGroup(clientGroup)
                 .directExecutor()
                 .usePlaintext()
@@ -166,8 +124,8 @@ public final class GrpcUnaryProbe {
                             + "\"iterations\":%d,\"percentile_samples\":%d,\"busy_poll_us\":%d,\"p50_us\":%.2f,"
                             + "\"p90_us\":%.2f,\"p99_us\":%.2f,\"mean_us\":%.2f,\"jvm\":\"%s\"}%n",
                     scheme, size, warmup, iterations, iterations, TimeUnit.NANOSECONDS.toMicros(busyPollNanos),
-                    percentile(nanos, 0.50), percentile(nanos, 0.90), percentile(nanos, 0.99), mean / 1000.0,
-                    Runtime.version());
+                    ProbeTransport.percentile(nanos, 0.50), ProbeTransport.percentile(nanos, 0.90),
+                    ProbeTransport.percentile(nanos, 0.99), mean / 1000.0, Runtime.version());
         } finally {
             channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
             server.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
@@ -181,11 +139,5 @@ public final class GrpcUnaryProbe {
         if (back.length != payload.length) {
             throw new IllegalStateException("echo of " + payload.length + " B came back with " + back.length + " B");
         }
-    }
-
-    /** The value below which the given fraction of the sorted samples lie, in microseconds. */
-    private static double percentile(long[] sorted, double fraction) {
-        int index = (int) Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
-        return sorted[index] / 1000.0;
     }
 }
