@@ -96,6 +96,8 @@ final class RawServer implements ServeHarness.Server, AutoCloseable {
                 SocketChannel ch = listener.accept();
                 connections.add(ch);
                 Thread t = new Thread(() -> serve(ch), "rdmacomm-bench-raw-session-" + count.incrementAndGet());
+                // a session thread stays in the set until it has ended, so close() joins every one still running
+                threads.removeIf(ended -> !ended.isAlive());
                 threads.add(t);
                 t.start();
             }
@@ -141,7 +143,6 @@ final class RawServer implements ServeHarness.Server, AutoCloseable {
             }
         } finally {
             connections.remove(ch);
-            threads.remove(Thread.currentThread());
         }
     }
 
