@@ -38,7 +38,11 @@ final class WriteRound {
 
     /** On the loop: starts a round over the flushed messages of {@code in}, unless one is in progress. */
     void start(ChannelOutboundBuffer in) {
-        if (inProgress || in.isEmpty()) {
+        if (inProgress) {
+            return;
+        }
+        dropEmptyHead(in, null);
+        if (in.isEmpty()) {
             return;
         }
         batchSize = 0;
@@ -144,6 +148,20 @@ final class WriteRound {
     }
 
     /**
+     * Removes the empty buffers at the head of the flushed messages, up to {@code next} (the batch's next message,
+     * or null): the entries of writes cancelled before their flush (Netty keeps them in the flushed list with an
+     * empty buffer, and no round takes them) and empty writes (whose promises succeed, as on NIO). Left in place,
+     * a cancelled entry would hide the batch's messages from {@link #done} and the round would write them again.
+     */
+    private static void dropEmptyHead(ChannelOutboundBuffer in, Object next) {
+        Object head;
+        while ((head = in.current()) != null && head != next && head instanceof ByteBuf
+                && !((ByteBuf) head).isReadable()) {
+            in.remove();
+        }
+    }
+
+    /**
      * On the loop: completes the written messages' promises, then starts the next round. The round counts as in
      * progress until every promise completed: a listener that writes and flushes (ChunkedWriteHandler, SslHandler)
      * must not start a round over messages still being removed.
@@ -157,6 +175,9 @@ final class WriteRound {
             for (int i = 0; i < n; i++) {
                 Object msg = batch[i];
                 batch[i] = null;
+                if (in != null) {
+                    dropEmptyHead(in, msg);
+                }
                 if (in != null && in.current() == msg) {
                     if (f == null) {
                         in.remove();
