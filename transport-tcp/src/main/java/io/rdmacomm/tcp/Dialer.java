@@ -154,7 +154,7 @@ final class Dialer {
             handshakeInside();
             return null;
         }
-        tls = new TlsSession(tlsConfig.clientEngine(endpoint), where);
+        tls = tlsConfig.clientSession(endpoint, where);
         tlsHandshake();
         try {
             handshakeInside();

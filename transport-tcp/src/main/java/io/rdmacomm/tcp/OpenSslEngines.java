@@ -64,6 +64,11 @@ final class OpenSslEngines implements TlsConfig.Engines {
     }
 
     @Override
+    public boolean directBuffers() {
+        return true;
+    }
+
+    @Override
     public String toString() {
         return "openssl (" + OpenSsl.versionString() + " through netty-tcnative)";
     }

@@ -373,7 +373,7 @@ final class TcpServer implements AutoCloseable {
             c.configureBlocking(false);
             c.setOption(StandardSocketOptions.TCP_NODELAY, true);
             long timeout = settings.handshakeTimeout() == 0 ? Settings.FOREVER : settings.handshakeTimeout();
-            TlsSession tls = settings.tls() == null ? null : new TlsSession(settings.tls().serverEngine(), peer);
+            TlsSession tls = settings.tls() == null ? null : settings.tls().serverSession(peer);
             Handshake.Accepting hs = new Handshake.Accepting(now + timeout, peer, settings.secret(), tls,
                     settings.heartbeatBits());
             pending.add(c.register(selector, SelectionKey.OP_READ, new PendingHandshakes.Pending(hs, now)));

@@ -41,6 +41,14 @@ final class TlsConfig {
 
         /** A new engine for a connection to {@code host}. */
         SSLEngine client(String host, int port);
+
+        /**
+         * Whether the engines work on native memory in place (BoringSSL's), so their sessions' buffers are direct;
+         * the JDK's work on arrays and copy direct buffers.
+         */
+        default boolean directBuffers() {
+            return false;
+        }
     }
 
     private final Engines engines;
@@ -179,8 +187,18 @@ final class TlsConfig {
         }
     }
 
+    /** The TLS session of one accepted connection, from {@code peer}. */
+    TlsSession serverSession(String peer) {
+        return new TlsSession(serverEngine(), peer, engines.directBuffers());
+    }
+
+    /** The TLS session of a connection to {@code e}, described as {@code where} in messages. */
+    TlsSession clientSession(Endpoint e, String where) {
+        return new TlsSession(clientEngine(e), where, engines.directBuffers());
+    }
+
     /** An engine for one accepted connection. */
-    SSLEngine serverEngine() {
+    private SSLEngine serverEngine() {
         SSLEngine engine = engines.server();
         engine.setUseClientMode(false);
         SSLParameters p = engine.getSSLParameters();
@@ -195,7 +213,7 @@ final class TlsConfig {
     }
 
     /** An engine for a connection to {@code e}, verifying that the server's certificate names its host. */
-    SSLEngine clientEngine(Endpoint e) {
+    private SSLEngine clientEngine(Endpoint e) {
         SSLEngine engine = engines.client(e.host(), e.port());
         engine.setUseClientMode(true);
         SSLParameters p = engine.getSSLParameters();

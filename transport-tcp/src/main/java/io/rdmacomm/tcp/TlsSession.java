@@ -40,16 +40,13 @@ final class TlsSession {
     private final ByteBuffer netOut;
     private boolean handshakeDone;
     private boolean inboundDone;
-    /**
-     * Whether the buffers are direct: BoringSSL's engine (tlsEngine=openssl) reads and writes native memory in place
-     * and copies heap buffers; the JDK's engine works on arrays. The socket takes either without a copy then.
-     */
+    /** Whether the buffers are direct, as the engine prefers ({@link TlsConfig.Engines#directBuffers()}). */
     private final boolean direct;
 
-    TlsSession(SSLEngine engine, String peer) {
+    TlsSession(SSLEngine engine, String peer, boolean direct) {
         this.engine = engine;
         this.peer = peer;
-        this.direct = engine.getClass().getName().startsWith("io.netty.");
+        this.direct = direct;
         SSLSession s = engine.getSession();
         this.netIn = allocate(s.getPacketBufferSize() * RECORDS_PER_FLUSH).flip();
         this.appIn = allocate(s.getApplicationBufferSize()).flip();
