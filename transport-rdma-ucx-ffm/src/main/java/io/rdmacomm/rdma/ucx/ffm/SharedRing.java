@@ -100,6 +100,13 @@ final class SharedRing implements AutoCloseable {
     private static final MethodHandle MMAP = libc("mmap", FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG,
             INT, INT, INT, JAVA_LONG));
     private static final MethodHandle MUNMAP = libc("munmap", FunctionDescriptor.of(INT, JAVA_LONG, JAVA_LONG));
+    /** statx (glibc 2.28 and later; its struct is the same on every architecture), or null: then the file API. */
+    private static final MethodHandle STATX = LIBC.find("statx").map(f -> LINKER.downcallHandle(f,
+            FunctionDescriptor.of(INT, INT, ADDRESS, INT, INT, ADDRESS))).orElse(null);
+    private static final int AT_FDCWD = -100;
+    private static final int AT_EMPTY_PATH = 0x1000;
+    private static final int STATX_BASIC_STATS = 0x7ff;
+    private static final int STATX_LENGTH = 256;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final byte[] BOOT_ID = bootId();
     /** {@code -Dio.rdmacomm.ucx.sharedRings=false} turns shared rings off (to compare with the active messages). */
@@ -140,15 +147,15 @@ final class SharedRing implements AutoCloseable {
         long size = HEADER + (long) length;
         int fd;
         try (Arena scratch = Arena.ofConfined()) {
-            fd = (int) call(MEMFD_CREATE, scratch.allocateFrom(NAME), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+            fd = memfdCreate(scratch.allocateFrom(NAME), MFD_CLOEXEC | MFD_ALLOW_SEALING);
         }
         if (fd < 0) {
             throw new CommunicatorException("memfd_create failed for a " + length + " byte shared ring");
         }
         boolean done = false;
         try {
-            if (call(FTRUNCATE, fd, size) != 0
-                    || call(FCNTL_ADD, fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+            if (ftruncate(fd, size) != 0
+                    || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
                 throw new CommunicatorException("could not size and seal a " + length + " byte shared ring");
             }
             Arena arena = Arena.ofShared();
@@ -211,16 +218,14 @@ final class SharedRing implements AutoCloseable {
      */
     static SharedRing map(byte[] advert, int length) throws IOException {
         Advert a = parse(advert, length);
-        long me = call(GETEUID);
+        long me = geteuid();
         Path process = Path.of("/proc", Long.toString(a.pid()));
-        Map<String, Object> owner;
-        try {
-            owner = Files.readAttributes(process, "unix:uid");
-        } catch (IOException | RuntimeException e) {
+        FileStat owner = statPath(process);
+        if (owner == null) {
             throw new CommunicatorException("no process " + a.pid() + " (gone, or hidden from this one)");
         }
-        if (((Number) owner.get("uid")).longValue() != me) {
-            throw new Refused("process " + a.pid() + " belongs to uid " + owner.get("uid") + ", not to " + me
+        if (owner.uid() != me) {
+            throw new Refused("process " + a.pid() + " belongs to uid " + owner.uid() + ", not to " + me
                     + " (rings are shared between processes of one user only)");
         }
         String named = "/proc/" + a.pid() + "/fd/" + a.fd();
@@ -241,7 +246,7 @@ final class SharedRing implements AutoCloseable {
         if (path < 0) {
             throw new CommunicatorException("cannot open " + named + " (closed, or the process is gone)");
         }
-        Map<String, Object> pinned;
+        FileStat pinned;
         int mine;
         try {
             pinned = stat(path, named);
@@ -254,15 +259,15 @@ final class SharedRing implements AutoCloseable {
             throw new CommunicatorException("cannot open " + named + " for writing");
         }
         try {
-            Map<String, Object> opened = stat(mine, named);
-            if (!opened.get("dev").equals(pinned.get("dev")) || !opened.get("ino").equals(pinned.get("ino"))) {
+            FileStat opened = stat(mine, named);
+            if (opened.dev() != pinned.dev() || opened.ino() != pinned.ino()) {
                 throw new Refused(named + " changed between its check and its opening");
             }
-            long seals = call(FCNTL_GET, mine, F_GET_SEALS);
+            long seals = fcntl(mine, F_GET_SEALS);
             if (seals < 0 || (seals & REQUIRED_SEALS) != REQUIRED_SEALS) {
                 throw new Refused(named + " is not a memfd sealed against resizing");
             }
-            long actual = call(LSEEK, mine, 0L, SEEK_END);
+            long actual = lseek(mine, 0L, SEEK_END);
             if (actual != a.size()) {
                 throw new Refused(named + " has " + actual + " bytes, not " + a.size());
             }
@@ -286,16 +291,57 @@ final class SharedRing implements AutoCloseable {
 
     private static int open(String path, int flags) {
         try (Arena scratch = Arena.ofConfined()) {
-            return (int) call(OPEN, scratch.allocateFrom(path), flags);
+            return open(scratch.allocateFrom(path), flags);
         }
     }
 
-    /** The {@code unix:*} attributes of the file an open descriptor of this process refers to. */
-    private static Map<String, Object> stat(int fd, String named) throws CommunicatorException {
-        try {
-            return Files.readAttributes(Path.of("/proc/self/fd/" + fd), "unix:*");
-        } catch (IOException | RuntimeException e) {
+    /** What the checks read of a file: its type and permission bits, owner, links, size and identity. */
+    record FileStat(int mode, long uid, long nlink, long size, long dev, long ino) {
+    }
+
+    /** The file an open descriptor of this process refers to. */
+    private static FileStat stat(int fd, String named) throws CommunicatorException {
+        FileStat st = STATX == null ? fileApiStat(Path.of("/proc/self/fd/" + fd)) : statx(fd, "", AT_EMPTY_PATH);
+        if (st == null) {
             throw new CommunicatorException("cannot stat the descriptor opened from " + named);
+        }
+        return st;
+    }
+
+    /** The file at {@code path} (following links), or null if it cannot be read. */
+    static FileStat statPath(Path path) {
+        return STATX == null ? fileApiStat(path) : statx(AT_FDCWD, path.toString(), 0);
+    }
+
+    static boolean hasStatx() {
+        return STATX != null;
+    }
+
+    private static FileStat statx(int dirFd, String path, int flags) {
+        try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment buf = scratch.allocate(STATX_LENGTH, 8);
+            int rc = (int) STATX.invokeExact(dirFd, scratch.allocateFrom(path), flags, STATX_BASIC_STATS, buf);
+            if (rc != 0) {
+                return null;
+            }
+            long dev = ((long) buf.get(JAVA_INT, 136) << 32) | (buf.get(JAVA_INT, 140) & 0xffffffffL);
+            return new FileStat(Short.toUnsignedInt(buf.get(ValueLayout.JAVA_SHORT, 28)),
+                    Integer.toUnsignedLong(buf.get(JAVA_INT, 20)), Integer.toUnsignedLong(buf.get(JAVA_INT, 16)),
+                    buf.get(JAVA_LONG, 40), dev, buf.get(JAVA_LONG, 32));
+        } catch (Throwable t) {
+            throw rethrown(t);
+        }
+    }
+
+    /** {@link #statPath} through the file API: where libc has no statx, and to check statx's reading against. */
+    static FileStat fileApiStat(Path path) {
+        try {
+            Map<String, Object> a = Files.readAttributes(path, "unix:*");
+            return new FileStat(((Number) a.get("mode")).intValue(), ((Number) a.get("uid")).longValue(),
+                    ((Number) a.get("nlink")).longValue(), ((Number) a.get("size")).longValue(),
+                    ((Number) a.get("dev")).longValue(), ((Number) a.get("ino")).longValue());
+        } catch (IOException | RuntimeException e) {
+            return null;
         }
     }
 
@@ -303,20 +349,18 @@ final class SharedRing implements AutoCloseable {
      * Refuses the file the advert names (its attributes through a descriptor of this process) unless it can be a
      * ring: a regular file of this user, unlinked (as a memfd is), of the advertised size.
      */
-    private static void checkRingFile(String named, Map<String, Object> stat, long size, long me) throws Refused {
-        int mode = ((Number) stat.get("mode")).intValue();
-        long uid = ((Number) stat.get("uid")).longValue();
-        if ((mode & S_IFMT) != S_IFREG) {
-            throw new Refused(named + " is not a regular file (mode " + Integer.toOctalString(mode) + ")");
+    private static void checkRingFile(String named, FileStat stat, long size, long me) throws Refused {
+        if ((stat.mode() & S_IFMT) != S_IFREG) {
+            throw new Refused(named + " is not a regular file (mode " + Integer.toOctalString(stat.mode()) + ")");
         }
-        if (uid != me) {
-            throw new Refused(named + " belongs to uid " + uid + ", not to " + me);
+        if (stat.uid() != me) {
+            throw new Refused(named + " belongs to uid " + stat.uid() + ", not to " + me);
         }
-        if (((Number) stat.get("nlink")).longValue() != 0) {
+        if (stat.nlink() != 0) {
             throw new Refused(named + " has a name in a file system: not a memfd");
         }
-        if (((Number) stat.get("size")).longValue() != size) {
-            throw new Refused(named + " has " + stat.get("size") + " bytes, not " + size);
+        if (stat.size() != size) {
+            throw new Refused(named + " has " + stat.size() + " bytes, not " + size);
         }
     }
 
@@ -363,29 +407,105 @@ final class SharedRing implements AutoCloseable {
     }
 
     private static MemorySegment map(int fd, long size, Arena arena) throws IOException {
-        long address = call(MMAP, 0L, size, PROT_READ_WRITE, MAP_SHARED, fd, 0L);
+        long address = mmap(size, fd);
         if (address == -1L || address == 0L) {
             throw new CommunicatorException("mmap of a " + size + " byte shared ring failed");
         }
-        return MemorySegment.ofAddress(address).reinterpret(size, arena, s -> call(MUNMAP, address, size));
+        return MemorySegment.ofAddress(address).reinterpret(size, arena, s -> munmap(address, size));
     }
 
     private static void closeFd(int fd) {
-        call(CLOSE, fd);
+        try {
+            int ignored = (int) CLOSE.invokeExact(fd);
+        } catch (Throwable t) {
+            throw rethrown(t);
+        }
     }
 
-    /**
-     * Calls a libc function of this class (ring creation, mapping and teardown only, never the data path), its
-     * result widened to a long.
-     */
-    private static long call(MethodHandle function, Object... args) {
+    // The libc calls of this class (ring creation, mapping and teardown only, never the data path), each through
+    // invokeExact: invokeWithArguments spread and boxed its arguments and, run once per connection, kept the JIT busy
+
+    private static int memfdCreate(MemorySegment name, int flags) {
         try {
-            return ((Number) function.invokeWithArguments(args)).longValue();
-        } catch (RuntimeException | Error e) {
-            throw e;
+            return (int) MEMFD_CREATE.invokeExact(name, flags);
         } catch (Throwable t) {
-            throw new AssertionError(t);
+            throw rethrown(t);
         }
+    }
+
+    private static int ftruncate(int fd, long size) {
+        try {
+            return (int) FTRUNCATE.invokeExact(fd, size);
+        } catch (Throwable t) {
+            throw rethrown(t);
+        }
+    }
+
+    private static int fcntl(int fd, int command) {
+        try {
+            return (int) FCNTL_GET.invokeExact(fd, command);
+        } catch (Throwable t) {
+            throw rethrown(t);
+        }
+    }
+
+    private static int fcntl(int fd, int command, int argument) {
+        try {
+            return (int) FCNTL_ADD.invokeExact(fd, command, argument);
+        } catch (Throwable t) {
+            throw rethrown(t);
+        }
+    }
+
+    private static int open(MemorySegment path, int flags) {
+        try {
+            return (int) OPEN.invokeExact(path, flags);
+        } catch (Throwable t) {
+            throw rethrown(t);
+        }
+    }
+
+    private static int geteuid() {
+        try {
+            return (int) GETEUID.invokeExact();
+        } catch (Throwable t) {
+            throw rethrown(t);
+        }
+    }
+
+    private static long lseek(int fd, long offset, int whence) {
+        try {
+            return (long) LSEEK.invokeExact(fd, offset, whence);
+        } catch (Throwable t) {
+            throw rethrown(t);
+        }
+    }
+
+    private static long mmap(long size, int fd) {
+        try {
+            return (long) MMAP.invokeExact(0L, size, PROT_READ_WRITE, MAP_SHARED, fd, 0L);
+        } catch (Throwable t) {
+            throw rethrown(t);
+        }
+    }
+
+    private static void munmap(long address, long size) {
+        try {
+            int ignored = (int) MUNMAP.invokeExact(address, size);
+        } catch (Throwable t) {
+            throw rethrown(t);
+        }
+    }
+
+    /** A downcall's failure: its own unchecked exception or error, anything else (it declares none) wrapped. */
+    private static RuntimeException rethrown(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException("libc call failed", t);
     }
 
     private static byte[] bootId() {

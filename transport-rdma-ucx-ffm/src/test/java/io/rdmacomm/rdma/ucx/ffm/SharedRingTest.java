@@ -46,6 +46,29 @@ class SharedRingTest {
     }
 
     @Test
+    void statxReadsWhatTheFileApiReads(@TempDir Path dir) throws Exception {
+        assumeTrue(SharedRing.hasStatx(), "this libc has no statx; the file API is used instead");
+        Path file = Files.writeString(dir.resolve("plain"), "12345");
+        Files.createLink(dir.resolve("second-name"), file);
+        try (SharedRing owner = SharedRing.create(LENGTH)) {
+            Path ring = Path.of("/proc/self/fd/" + SharedRing.parse(owner.advert(), LENGTH).fd());
+            for (Path p : new Path[] {file, ring, Path.of("/proc/self"), Path.of("/dev/null")}) {
+                SharedRing.FileStat viaStatx = SharedRing.statPath(p);
+                SharedRing.FileStat viaFileApi = SharedRing.fileApiStat(p);
+                assertEquals(viaFileApi.mode(), viaStatx.mode(), p + ": mode");
+                assertEquals(viaFileApi.uid(), viaStatx.uid(), p + ": uid");
+                assertEquals(viaFileApi.nlink(), viaStatx.nlink(), p + ": links");
+                assertEquals(viaFileApi.size(), viaStatx.size(), p + ": size");
+                assertEquals(viaFileApi.ino(), viaStatx.ino(), p + ": inode");
+            }
+            assertEquals(2, SharedRing.statPath(file).nlink());
+            assertEquals(5, SharedRing.statPath(file).size());
+            assertEquals(0, SharedRing.statPath(ring).nlink(), "a memfd has no name");
+        }
+        assertEquals(null, SharedRing.statPath(dir.resolve("absent")));
+    }
+
+    @Test
     void anAdvertIsRecognisedByItsShape() throws Exception {
         try (SharedRing owner = SharedRing.create(LENGTH)) {
             assertTrue(SharedRing.isAdvert(owner.advert()));
