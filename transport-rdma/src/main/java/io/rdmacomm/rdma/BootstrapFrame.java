@@ -3,10 +3,9 @@ package io.rdmacomm.rdma;
 import io.rdmacomm.api.HandshakeException;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
@@ -64,18 +63,43 @@ final class BootstrapFrame {
         return !body.hasRemaining();
     }
 
-    /** Reads a whole frame by {@code deadline} ({@link System#nanoTime()}), the channel non-blocking meanwhile. */
+    /**
+     * Reads a whole frame by {@code deadline} ({@link System#nanoTime()}), blocking: timed reads of the socket's
+     * stream (SO_TIMEOUT) wait in one poll of this socket, where a selector per frame cost a descriptor and its
+     * creation and teardown on every connection. The socket stays in blocking mode.
+     */
     void readBy(SocketChannel ch, long deadline, String peer, String timeoutWhat) throws IOException {
-        ch.configureBlocking(false);
-        try (Selector s = Selector.open()) {
-            ch.register(s, SelectionKey.OP_READ);
-            while (!readFrom(ch, peer)) {
+        ch.configureBlocking(true);
+        InputStream in = ch.socket().getInputStream();
+        while (true) {
+            ByteBuffer b = body == null ? header : body;
+            if (b.hasRemaining()) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new SocketTimeoutException("bootstrap with " + peer + ": no answer within " + timeoutWhat);
                 }
-                s.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-                s.selectedKeys().clear();
+                ch.socket().setSoTimeout((int) Math.min(Integer.MAX_VALUE,
+                        Math.max(1, TimeUnit.NANOSECONDS.toMillis(left))));
+                int n;
+                try {
+                    n = in.read(b.array(), b.arrayOffset() + b.position(), b.remaining());
+                } catch (SocketTimeoutException e) {
+                    continue; // the deadline check above names the wait
+                }
+                if (n < 0) {
+                    throw body == null
+                            ? new EOFException("bootstrap from " + peer + ": connection closed after "
+                                    + header.position() + " of " + HEADER + " header bytes")
+                            : new EOFException("bootstrap from " + peer + ": connection closed after "
+                                    + body.position() + " of " + body.capacity() + " body bytes");
+                }
+                b.position(b.position() + n);
+            }
+            if (body == null && !header.hasRemaining()) {
+                body = ByteBuffer.allocate(checkHeader(header.flip(), peer));
+            }
+            if (body != null && !body.hasRemaining()) {
+                return;
             }
         }
     }

@@ -27,7 +27,9 @@ import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -168,20 +170,43 @@ public final class RdmaCommunicator extends AbstractCommunicator<Connection> {
 
     /**
      * The local address the system routes {@code peer} from (a connected UDP socket sends nothing), for the
-     * client's node; the wildcard address if there is no route.
+     * client's node; the wildcard address if there is no route. Remembered per peer address for
+     * {@link #ROUTE_MEMORY_NANOS}: asking costs a socket, and a client that connects often asks for the same peer.
      */
+    private static InetAddress localAddressTowards(InetSocketAddress peer) {
+        long now = System.nanoTime();
+        InetAddress to = peer.getAddress();
+        Route r = to == null ? null : ROUTES.get(to);
+        if (r != null && now - r.asked() < ROUTE_MEMORY_NANOS) {
+            return r.local();
+        }
+        InetAddress local;
+        try (DatagramSocket probe = new DatagramSocket()) {
+            probe.connect(peer);
+            local = probe.getLocalAddress();
+        } catch (IOException | UncheckedIOException e) {
+            local = new InetSocketAddress(0).getAddress();
+        }
+        if (ROUTES.size() >= MAX_ROUTES) {
+            ROUTES.clear();
+        }
+        if (to != null) {
+            ROUTES.put(to, new Route(local, now));
+        }
+        return local;
+    }
+
+    /** How long a route asked for is used again: a change of routes is seen within this. */
+    private static final long ROUTE_MEMORY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final int MAX_ROUTES = 1024;
+    private static final Map<InetAddress, Route> ROUTES = new ConcurrentHashMap<>();
+
+    private record Route(InetAddress local, long asked) {
+    }
+
     /** Whether {@code endpoint} says oneSided=trusted: its node gives peers one-sided access on every transport. */
     static boolean trustsPeers(Endpoint endpoint) {
         return "trusted".equals(endpoint.string(EndpointOption.ONE_SIDED));
-    }
-
-    private static InetAddress localAddressTowards(InetSocketAddress peer) {
-        try (DatagramSocket probe = new DatagramSocket()) {
-            probe.connect(peer);
-            return probe.getLocalAddress();
-        } catch (IOException | UncheckedIOException e) {
-            return new InetSocketAddress(0).getAddress();
-        }
     }
 
     /** The client's side of {@link MutualAuthentication} in AUTH frames; a REFUSE instead ends it with its reason. */
