@@ -8,6 +8,7 @@ import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.Units;
 import io.rdmacomm.api.support.RateLimitedLog;
+import io.rdmacomm.api.support.ServerThreads;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -61,7 +62,7 @@ public final class KvServer implements AutoCloseable {
     /** The event loops serving attached connections, empty for a thread per connection. */
     private final DataLoop[] loops;
     private final Set<DataSession> connections = ConcurrentHashMap.newKeySet();
-    private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    private final ServerThreads threads = new ServerThreads();
     private final AtomicInteger threadNumbers = new AtomicInteger();
     private final CountDownLatch closed = new CountDownLatch(1);
     private volatile boolean closing;
@@ -174,8 +175,8 @@ public final class KvServer implements AutoCloseable {
             }
             long deadline = System.nanoTime() + STOP_WAIT.toNanos();
             join(acceptor, deadline);
-            for (Thread t : threads) {
-                join(t, deadline);
+            for (Thread t : threads.joinAll(deadline)) {
+                LOG.warn("kv server: session thread {} did not end within {} of the close", t.getName(), STOP_WAIT);
             }
             for (DataLoop loop : loops) {
                 loop.stop(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
@@ -207,13 +208,8 @@ public final class KvServer implements AutoCloseable {
             }
             DataLoop loop = loops.length == 0 ? null : loops[(int) (accepted++ % loops.length)];
             DataSession c = new DataSession(peer, store, sessions, config, loop, connections);
-            Thread t = daemon(() -> {
-                try {
-                    c.run(); // on a loop, the connection stays open (and in connections) after this returns
-                } finally {
-                    threads.remove(Thread.currentThread());
-                }
-            }, "kv-session-" + threadNumbers.incrementAndGet());
+            // on a loop, the connection stays open (and in connections) after run returns
+            Thread t = daemon(c::run, "kv-session-" + threadNumbers.incrementAndGet());
             connections.add(c);
             threads.add(t);
             if (closing) {

@@ -4,6 +4,7 @@ import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.support.RateLimitedLog;
+import io.rdmacomm.api.support.ServerThreads;
 import io.rdmacomm.session.ExchangeSettings;
 import io.rdmacomm.session.SessionDispatcher;
 import io.rdmacomm.session.SessionStatus;
@@ -38,7 +39,7 @@ public final class SessionServer implements AutoCloseable {
     private final Semaphore permits;
     private final int maxSessions;
     private final Set<Communicator> sessions = ConcurrentHashMap.newKeySet();
-    private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    private final ServerThreads threads = new ServerThreads();
     private final Set<Thread> timerThreads = ConcurrentHashMap.newKeySet();
     private final AtomicInteger sessionCount = new AtomicInteger();
     private final SessionThreads sessionThreads = SessionThreads.forThisJvm();
@@ -170,7 +171,6 @@ public final class SessionServer implements AutoCloseable {
             }
         } finally {
             sessions.remove(peer);
-            threads.remove(Thread.currentThread());
             permits.release();
         }
     }
@@ -200,15 +200,8 @@ public final class SessionServer implements AutoCloseable {
             for (Communicator session : List.copyOf(sessions)) {
                 closeQuietly(session);
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            for (Thread t : List.copyOf(threads)) {
-                long left = deadline - System.nanoTime();
-                if (left > 0) {
-                    t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-                }
-                if (t.isAlive()) {
-                    LOG.warn("session thread {} did not end within 5 s of its communicator's close", t.getName());
-                }
+            for (Thread t : threads.joinAll(System.nanoTime() + TimeUnit.SECONDS.toNanos(5))) {
+                LOG.warn("session thread {} did not end within 5 s of its communicator's close", t.getName());
             }
             timer.shutdownNow();
             // a terminated executor's thread may still be finishing: join it so none outlives the server
