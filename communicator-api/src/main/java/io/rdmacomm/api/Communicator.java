@@ -153,6 +153,21 @@ public interface Communicator extends AutoCloseable {
     void write(ByteBuffer src) throws IOException;
 
     /**
+     * Takes as many bytes of {@code src} as this communicator can take without waiting, and sends them on: never
+     * blocks, neither for the peer to consume (backpressure) nor for a completion. The bytes taken need no
+     * {@link #sync()} to leave (a sync still waits for their delivery); the rest stay in {@code src}. For an
+     * event loop that writes on its own thread while there is room and hands the rest to a thread that may wait.
+     *
+     * @return the bytes taken, 0 if none fit now; -1 if this communicator cannot write without possibly waiting
+     *         (the default): then {@link #write(ByteBuffer)} on a thread that may wait
+     * @throws ClosedChannelException if this communicator is closed
+     * @throws IOException if the connection failed
+     */
+    default int tryWrite(ByteBuffer src) throws IOException {
+        return -1;
+    }
+
+    /**
      * Returns once every byte written before this call has been handed to the peer: flushed to the peer's
      * socket on TCP, placed in the peer's memory on RDMA.
      */

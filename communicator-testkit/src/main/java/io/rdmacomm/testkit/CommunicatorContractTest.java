@@ -23,6 +23,7 @@ import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -167,6 +168,39 @@ public abstract class CommunicatorContractTest extends CloseContractTest {
         byte[] got = await(reader);
         assertBytes(data, Arrays.copyOfRange(got, 0, size), "direct 8 MiB");
         assertBytes(data, Arrays.copyOfRange(got, size, 2 * size), "heap 8 MiB");
+    }
+
+    /**
+     * tryWrite takes what the transport can take without waiting (nothing at all, -1, where it cannot tell), never
+     * waits for a peer that reads nothing yet, reports exactly what it took, and the bytes it took arrive in order
+     * before those of a write() after it, with a close after the writes checked too.
+     */
+    @Test
+    @Timeout(60)
+    void tryWriteTakesWhatFitsWithoutWaitingAndItArrivesInOrder() throws Exception {
+        Pair p = h.pair();
+        byte[] data = random(22, 4 * MIB);
+        ByteBuffer src = ByteBuffer.wrap(data);
+        long start = System.nanoTime();
+        while (src.hasRemaining()) {
+            int before = src.position();
+            ByteBuffer slice = src.duplicate().limit(Math.min(src.limit(), before + 64 * 1024));
+            int n = p.client().tryWrite(slice);
+            assertEquals(before + Math.max(0, n), slice.position(), "tryWrite returned " + n + " but took "
+                    + (slice.position() - before) + " bytes");
+            src.position(slice.position());
+            if (n <= 0) {
+                break;
+            }
+        }
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10),
+                "tryWrite waited for a peer that reads nothing");
+        Future<byte[]> reader = h.async(() -> readN(p.accepted(), data.length));
+        p.client().write(src);
+        p.client().sync();
+        assertBytes(data, await(reader), "what tryWrite took, then what write() sent");
+        p.client().close();
+        assertThrows(ClosedChannelException.class, () -> p.client().tryWrite(ByteBuffer.allocate(1)));
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.util.ReferenceCountUtil;
 import io.rdmacomm.api.Communicator;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
@@ -31,18 +32,34 @@ final class WriteRound {
     private final Runnable writeTask = this::writeBatch;
     private final Runnable doneTask = this::done;
     private final ChannelOutboundBuffer.MessageProcessor collector = this::collect;
+    /** Whether the communicator may take writes on the loop ({@link Communicator#tryWrite}); set off once it cannot. */
+    private boolean inlineWrites = INLINE_WRITES;
+    /** {@code -Dio.rdmacomm.netty.inlineWrites=false}: every write goes through a round (to compare). */
+    private static final boolean INLINE_WRITES =
+            !"false".equals(System.getProperty("io.rdmacomm.netty.inlineWrites"));
+    /** tryWrite's refusals (-1) in a row; at {@link #MAX_REFUSALS} the channel's writes go to rounds only. */
+    private int refusals;
+    private static final int MAX_REFUSALS = 8;
+    /** Passes of {@link #writeInline} over the flushed messages (promise listeners may flush more meanwhile). */
+    private static final int INLINE_SPINS = 4;
 
     WriteRound(CommunicatorSocketChannel channel) {
         this.channel = channel;
     }
 
-    /** On the loop: starts a round over the flushed messages of {@code in}, unless one is in progress. */
+    /**
+     * On the loop: writes what the communicator takes without waiting ({@link Communicator#tryWrite}) right here,
+     * then starts a round over the flushed messages left in {@code in}, unless one is in progress.
+     */
     void start(ChannelOutboundBuffer in) {
         if (inProgress) {
             return;
         }
         dropEmptyHead(in, null);
         if (in.isEmpty()) {
+            return;
+        }
+        if (inlineWrites && writeInline(in)) {
             return;
         }
         batchSize = 0;
@@ -69,6 +86,50 @@ final class WriteRound {
             writerDone();
             throw e;
         }
+    }
+
+    /**
+     * Writes flushed messages on the loop while the communicator takes them without waiting; true if none is left.
+     * Messages written whole are removed (their promises complete here), a message written in part keeps its rest.
+     * A communicator that refuses ({@code -1}) {@link #MAX_REFUSALS} times in a row turns this off for the channel;
+     * a failure leaves the messages to a round, whose write reports it as usual.
+     */
+    private boolean writeInline(ChannelOutboundBuffer in) {
+        Communicator c = channel.communicator();
+        for (int spin = 0; spin < INLINE_SPINS && !in.isEmpty(); spin++) {
+            ByteBuffer[] buffers = in.nioBuffers(MAX_BATCH, MAX_BATCH_BYTES);
+            int count = in.nioBufferCount();
+            if (count == 0) {
+                return false; // not all ByteBufs, or nothing readable at the head: a round sorts it out
+            }
+            long taken = 0;
+            boolean full = false;
+            try {
+                for (int i = 0; i < count && !full; i++) {
+                    ByteBuffer b = buffers[i];
+                    int want = b.remaining();
+                    int n = c.tryWrite(b);
+                    if (n < 0) {
+                        // cannot now; a communicator that never can (the default) stops being asked
+                        inlineWrites = ++refusals < MAX_REFUSALS;
+                        full = true;
+                        break;
+                    }
+                    refusals = 0;
+                    taken += n;
+                    full = n < want;
+                }
+            } catch (IOException | RuntimeException e) {
+                in.removeBytes(taken);
+                return false;
+            }
+            in.removeBytes(taken);
+            dropEmptyHead(in, null);
+            if (full) {
+                return in.isEmpty();
+            }
+        }
+        return in.isEmpty();
     }
 
     /** Takes flushed messages into the batch, retained: a close meanwhile releases the outbound buffer's reference. */

@@ -240,6 +240,11 @@ final class Connection implements ChannelHandler, AbstractCommunicator.Link {
     }
 
     @Override
+    public int tryWrite(ByteBuffer src) throws IOException {
+        return sender.tryWrite(src);
+    }
+
+    @Override
     public void sync() throws IOException {
         sender.sync();
     }

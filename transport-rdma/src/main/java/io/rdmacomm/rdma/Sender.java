@@ -200,6 +200,47 @@ final class Sender {
     }
 
     /**
+     * Copies what fits of {@code src} into the peer's ring (mapped, or staged for the provider to place) and sends
+     * it on, never waiting: no wait for ring space, and none of the paths that wait for their completion (zero-copy
+     * into an advertised buffer, the direct ring write). Returns the bytes taken, or -1 while the peer has an
+     * advert pending for the next stream position (a {@link #write} takes that path).
+     */
+    int tryWrite(ByteBuffer src) throws IOException {
+        writing = true;
+        calls++;
+        try {
+            checkWritable();
+            AdvertMessage a = advert.get();
+            if (a != null && a.streamPosition() == pos) {
+                return -1;
+            }
+            int taken = 0;
+            while (src.hasRemaining()) {
+                long free = peerRingSize - (ringWritten - peerRingConsumed);
+                if (free == 0) {
+                    break;
+                }
+                int off = (int) (ringWritten % peerRingSize);
+                int n = (int) Math.min(src.remaining(), Math.min(free, peerRingSize - off));
+                try {
+                    staging.put(off, src, src.position(), n);
+                } catch (IllegalStateException unmapped) {
+                    checkWritable();
+                    throw unmapped;
+                }
+                src.position(src.position() + n);
+                ringWritten += n;
+                pos += n;
+                taken += n;
+            }
+            flushStaged();
+            return taken;
+        } finally {
+            writing = false;
+        }
+    }
+
+    /**
      * Writes {@code n} bytes of a direct {@code src} straight into the peer's ring at {@code off}, skipping the
      * staging copy, and waits until the provider is done with {@code src} (write() may not return before). False
      * if {@code src} cannot be registered: the caller stages it instead.

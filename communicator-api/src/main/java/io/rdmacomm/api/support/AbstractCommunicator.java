@@ -54,6 +54,11 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
 
         void write(ByteBuffer src) throws IOException;
 
+        /** As {@link Communicator#tryWrite(ByteBuffer)}; the default cannot write without possibly waiting. */
+        default int tryWrite(ByteBuffer src) throws IOException {
+            return -1;
+        }
+
         void sync() throws IOException;
 
         /** Called with a direct buffer and a non-empty access set that a read-only buffer does not violate. */
@@ -232,6 +237,11 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
     @Override
     public final void write(ByteBuffer src) throws IOException {
         connected().write(src);
+    }
+
+    @Override
+    public final int tryWrite(ByteBuffer src) throws IOException {
+        return connected().tryWrite(src);
     }
 
     @Override
