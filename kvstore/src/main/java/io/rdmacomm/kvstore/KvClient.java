@@ -95,8 +95,9 @@ public final class KvClient implements AutoCloseable {
     }
 
     /**
-     * Opens a session with the server at {@code host:port}: its control plane, then its data plane, then the
-     * buffer registered on the data connection. On failure nothing stays open.
+     * Opens a session with the server at {@code host:port}, or at an {@code rdma://} or {@code tcp://} URI
+     * ({@link KvControlClient#connect}): its control plane, then its data plane, then the buffer registered on the
+     * data connection. On failure nothing stays open.
      */
     public static KvClient connect(String server, Options options) throws IOException {
         KvControlClient control = KvControlClient.connect(server, options.timeout());

@@ -6,7 +6,14 @@ import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.rdmacomm.api.Endpoint;
+import io.rdmacomm.netty.CommunicatorAddress;
+import io.rdmacomm.netty.CommunicatorIoHandler;
+import io.rdmacomm.netty.CommunicatorSocketChannel;
 import io.rdmacomm.kvstore.proto.ClearRequest;
 import io.rdmacomm.kvstore.proto.KeyRequest;
 import io.rdmacomm.kvstore.proto.KvControlGrpc;
@@ -25,11 +32,16 @@ import java.util.function.Function;
  * A connection to a kv server's gRPC control plane: statistics, metadata, administration, and the control-plane
  * PUT/GET/DELETE, whose values travel inside gRPC messages (for tools and tests; {@link KvClient} is the fast
  * path). Thread-safe. Every call is bounded by the timeout given at connect.
+ *
+ * <p>The server's address is {@code host:port} for a control plane on gRPC over TCP (kv-server's default), or the
+ * {@code rdma://} or {@code tcp://} URI of one on the project's communicators (kv-server {@code --listen URI}).
  */
 public final class KvControlClient implements AutoCloseable {
     private final String server;
     private final String host;
     private final ManagedChannel channel;
+    /** The event loop of a channel on communicators; null for gRPC on TCP. */
+    private final EventLoopGroup group;
     private final KvControlGrpc.KvControlBlockingStub stub;
     private final Duration timeout;
 
@@ -37,33 +49,67 @@ public final class KvControlClient implements AutoCloseable {
     public record KeyInfo(long valueBytes, long version) {
     }
 
-    private KvControlClient(String server, String host, ManagedChannel channel, Duration timeout) {
+    private KvControlClient(String server, String host, ManagedChannel channel, EventLoopGroup group,
+            Duration timeout) {
         this.server = server;
         this.host = host;
         this.channel = channel;
+        this.group = group;
         this.stub = KvControlGrpc.newBlockingStub(channel);
         this.timeout = timeout;
     }
 
     /**
-     * Opens a channel to the server's control plane at {@code host:port}; nothing is sent until the first call.
+     * Opens a channel to the server's control plane at {@code host:port} (gRPC on TCP) or at an {@code rdma://} or
+     * {@code tcp://} URI (gRPC on the project's communicators); nothing is sent until the first call.
      *
-     * @throws IllegalArgumentException if {@code server} is not {@code host:port}
+     * @throws IllegalArgumentException if {@code server} is neither
      */
     public static KvControlClient connect(String server, Duration timeout) {
+        if (server.contains("://")) {
+            return connectEndpoint(server, timeout);
+        }
         Endpoint address;
         try {
             address = Endpoint.parse("tcp://" + server);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("bad server address '" + server + "': expected HOST:PORT, e.g."
-                    + " 127.0.0.1:50051");
+                    + " 127.0.0.1:50051, or rdma://HOST:PORT or tcp://HOST:PORT");
         }
         ManagedChannel channel = Grpc.newChannelBuilderForAddress(address.host(), address.port(),
                 InsecureChannelCredentials.create()).build();
-        return new KvControlClient(server, address.host(), channel, timeout);
+        return new KvControlClient(server, address.host(), channel, null, timeout);
     }
 
-    /** The server's {@code host:port} as given. */
+    /** gRPC on a communicator channel to {@code rdma://} or {@code tcp://}, on an event loop of its own. */
+    private static KvControlClient connectEndpoint(String server, Duration timeout) {
+        Endpoint address;
+        try {
+            address = Endpoint.parse(server);
+            KvServerConfig.checkControlEndpoint(address);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("bad server address '" + server + "': " + e.getMessage());
+        }
+        if (address.port() == 0) {
+            throw new IllegalArgumentException("bad server address '" + server + "': port 0 names no server");
+        }
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("kv-control-client-"
+                + address.scheme(), true), CommunicatorIoHandler.newFactory(address.scheme()));
+        try {
+            ManagedChannel channel = NettyChannelBuilder.forAddress(new CommunicatorAddress(address.toString()))
+                    .overrideAuthority(address.authority())
+                    .channelType(CommunicatorSocketChannel.class)
+                    .eventLoopGroup(group)
+                    .usePlaintext()
+                    .build();
+            return new KvControlClient(server, address.host(), channel, group, timeout);
+        } catch (RuntimeException e) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw e;
+        }
+    }
+
+    /** The server's address as given: {@code host:port} or a URI. */
     public String server() {
         return server;
     }
@@ -132,7 +178,7 @@ public final class KvControlClient implements AutoCloseable {
             Status.Code code = e.getStatus().getCode();
             if (code == Status.Code.UNAVAILABLE) {
                 throw new IOException("cannot reach the kv server at " + server + " (" + what + "): "
-                        + e.getStatus().getDescription(), e);
+                        + unavailable(e.getStatus()), e);
             }
             if (code == Status.Code.DEADLINE_EXCEEDED) {
                 throw new IOException("the kv server at " + server + " did not answer " + what + " within "
@@ -140,6 +186,16 @@ public final class KvControlClient implements AutoCloseable {
             }
             throw GrpcErrors.fromStatus(e, what);
         }
+    }
+
+    /** What made the server unavailable: gRPC's description and, when it only says "io exception", the cause's. */
+    private static String unavailable(Status status) {
+        String description = status.getDescription();
+        Throwable cause = status.getCause();
+        if (cause == null || cause.getMessage() == null) {
+            return description;
+        }
+        return description == null ? cause.getMessage() : description + ": " + cause.getMessage();
     }
 
     private static KeyRequest keyRequest(byte[] key) {
@@ -151,8 +207,15 @@ public final class KvControlClient implements AutoCloseable {
         channel.shutdownNow();
         try {
             channel.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            if (group != null) {
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } finally {
+            if (group != null) {
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
         }
     }
 }

@@ -1,7 +1,10 @@
 package io.rdmacomm.kvstore;
 
 import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.NettyServerBuilder;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
@@ -9,6 +12,9 @@ import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.Units;
 import io.rdmacomm.api.support.RateLimitedLog;
 import io.rdmacomm.api.support.ServerThreads;
+import io.rdmacomm.netty.CommunicatorAddress;
+import io.rdmacomm.netty.CommunicatorIoHandler;
+import io.rdmacomm.netty.CommunicatorServerSocketChannel;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -35,6 +41,9 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
+ * <p>The control plane is gRPC on TCP, or, with {@link KvServerConfig#controlEndpoint()}, gRPC on an {@code rdma://}
+ * or {@code tcp://} communicator endpoint through transport-netty's channels.
+ *
  * <p>The pool is allocated once at start. On {@code rdma://} the transport registers it with each data connection
  * on its first one-sided operation (registration is per connection in this project's contract), so the data
  * endpoint's {@code maxRegistered} must hold the pool: unset, it is set to the pool's size plus 64m.
@@ -43,6 +52,8 @@ public final class KvServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(KvServer.class);
     private static final Duration STOP_WAIT = Duration.ofSeconds(10);
     private static final long REGISTRATION_HEADROOM = 64L << 20;
+    /** Event loop threads of a control plane on communicators (I/O only: the calls run on gRPC's executor). */
+    private static final int CONTROL_LOOPS = Math.min(4, Runtime.getRuntime().availableProcessors());
     /** How long a session's thread spins for the next request on rdma:// before it parks (unless busyPoll is set). */
     static final String SESSION_SPIN = "10us";
     /**
@@ -58,6 +69,8 @@ public final class KvServer implements AutoCloseable {
     private final Endpoint advertised;
     private final ScheduledExecutorService timer;
     private final Server grpc;
+    /** The event loops of a control plane on communicators; null for gRPC on TCP. */
+    private final EventLoopGroup controlLoops;
     private final Thread acceptor;
     /** The event loops serving attached connections, empty for a thread per connection. */
     private final DataLoop[] loops;
@@ -78,23 +91,46 @@ public final class KvServer implements AutoCloseable {
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "kv-timer"));
         Communicator l = null;
         Server g = null;
+        EventLoopGroup group = null;
         try {
             l = Communicators.open(dataEndpoint(config));
             l.serve();
             this.advertised = advertise(l.endpoint());
-            g = NettyServerBuilder.forAddress(new InetSocketAddress(config.listenHost(), config.listenPort()))
-                    .addService(new ControlService(store, sessions, config, advertised.toString(), timer,
-                            this::stats))
-                    .build().start();
+            Endpoint control = config.controlEndpoint();
+            NettyServerBuilder builder;
+            if (control == null) {
+                builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.listenHost(),
+                        config.listenPort()));
+            } else {
+                group = new MultiThreadIoEventLoopGroup(CONTROL_LOOPS, new DefaultThreadFactory("kv-control-"
+                        + control.scheme(), true), CommunicatorIoHandler.newFactory(control.scheme()));
+                builder = NettyServerBuilder.forAddress(new CommunicatorAddress(control.toString()))
+                        .channelType(CommunicatorServerSocketChannel.class)
+                        .bossEventLoopGroup(group)
+                        .workerEventLoopGroup(group);
+            }
+            builder.addService(new ControlService(store, sessions, config, advertised.toString(), timer,
+                    this::stats));
+            try {
+                g = builder.build().start();
+            } catch (IOException e) {
+                throw new IOException("cannot serve the control plane on " + (control == null
+                        ? config.listenHost() + ":" + config.listenPort() : control.toString()) + ": "
+                        + e.getMessage() + (e.getCause() == null ? "" : ": " + e.getCause().getMessage()), e);
+            }
         } catch (IOException | RuntimeException e) {
             if (l != null) {
                 quietly(l);
+            }
+            if (group != null) {
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             }
             timer.shutdownNow();
             throw e;
         }
         this.listener = l;
         this.grpc = g;
+        this.controlLoops = group;
         this.acceptor = daemon(this::acceptLoop, "kv-data-accept");
         this.loops = new DataLoop[config.loops()];
         for (int i = 0; i < loops.length; i++) {
@@ -118,8 +154,15 @@ public final class KvServer implements AutoCloseable {
         return s;
     }
 
-    /** The control plane's {@code host:port}, with the port actually bound. */
+    /**
+     * The control plane's address as clients give it, with the port actually bound: {@code host:port} for gRPC on
+     * TCP, else the endpoint's {@code scheme://host:port} (with its provider, if set).
+     */
     public String controlAddress() {
+        Endpoint control = config.controlEndpoint();
+        if (control != null) {
+            return advertise(control.withPort(grpc.getPort())).toString();
+        }
         String host = config.listenHost();
         return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + grpc.getPort();
     }
@@ -182,9 +225,16 @@ public final class KvServer implements AutoCloseable {
                 loop.stop(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
             }
             grpc.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (controlLoops != null) {
+                controlLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS)
+                        .await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
+            if (controlLoops != null) {
+                controlLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
             timer.shutdownNow();
             closed.countDown();
         }

@@ -22,10 +22,13 @@ import java.util.Objects;
  *     them; 0: a thread per connection (also what a transport that cannot say what is readable gets)
  * @param loopSpin how long an idle loop drives its connections' transport before it sleeps (rdma://: requests are
  *     then taken in on the loop's thread instead of waking it)
+ * @param controlEndpoint null: the control plane is gRPC on TCP at listenHost:listenPort; else an {@code rdma://}
+ *     or {@code tcp://} endpoint at that host and port: gRPC runs on the project's communicators there (through
+ *     transport-netty's channels), and clients connect with the same URI
  */
 public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEndpoint, long memoryBytes,
         long maxValueBytes, int maxKeyBytes, int maxSessions, Duration attachTimeout, ValueTransfer valueTransfer, int loops,
-        Duration loopSpin) {
+        Duration loopSpin, Endpoint controlEndpoint) {
 
     /** The largest pool: one direct buffer, offsets of 31 bits. */
     public static final long MAX_MEMORY = Integer.MAX_VALUE & -Allocator.ALIGN;
@@ -41,6 +44,13 @@ public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEnd
         Objects.requireNonNull(dataEndpoint, "dataEndpoint");
         Objects.requireNonNull(attachTimeout, "attachTimeout");
         Objects.requireNonNull(valueTransfer, "valueTransfer");
+        if (controlEndpoint != null) {
+            checkControlEndpoint(controlEndpoint);
+            if (!controlEndpoint.host().equals(listenHost) || controlEndpoint.port() != listenPort) {
+                throw new IllegalArgumentException("control endpoint " + controlEndpoint + " is not at the listen"
+                        + " address " + listenHost + ":" + listenPort);
+            }
+        }
         if (listenPort < 0 || listenPort > 65535) {
             throw new IllegalArgumentException("listen port " + listenPort + " is not 0 to 65535");
         }
@@ -73,37 +83,58 @@ public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEnd
     }
 
     /**
+     * Refuses an endpoint the control plane cannot run on: it takes {@code rdma://} and {@code tcp://}.
+     *
+     * @throws IllegalArgumentException naming the endpoint
+     */
+    public static void checkControlEndpoint(Endpoint e) {
+        if (!e.scheme().equals("rdma") && !e.scheme().equals("tcp")) {
+            throw new IllegalArgumentException("control endpoint " + e + ": the gRPC control plane runs on"
+                    + " HOST:PORT (TCP), rdma://HOST:PORT or tcp://HOST:PORT, not on " + e.scheme() + "://");
+        }
+    }
+
+    /**
      * Defaults for the rest: 1k keys, 64 MiB pool, 1 MiB values, 256 sessions, 10 s to attach, AUTO transfer, one
      * event loop spinning 50us when idle.
      */
     public static KvServerConfig of(String listenHost, int listenPort, Endpoint dataEndpoint) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, 64L << 20, 1L << 20, 1024, 256,
-                Duration.ofSeconds(10), ValueTransfer.AUTO, 1, DEFAULT_LOOP_SPIN);
+                Duration.ofSeconds(10), ValueTransfer.AUTO, 1, DEFAULT_LOOP_SPIN, null);
     }
 
     public KvServerConfig withMemory(long bytes, long maxValue) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, bytes, maxValue, maxKeyBytes, maxSessions,
-                attachTimeout, valueTransfer, loops, loopSpin);
+                attachTimeout, valueTransfer, loops, loopSpin, controlEndpoint);
     }
 
     public KvServerConfig withLimits(int maxKey, int sessions, Duration attach) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKey, sessions,
-                attach, valueTransfer, loops, loopSpin);
+                attach, valueTransfer, loops, loopSpin, controlEndpoint);
     }
 
     public KvServerConfig withValueTransfer(ValueTransfer transfer) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
-                maxSessions, attachTimeout, transfer, loops, loopSpin);
+                maxSessions, attachTimeout, transfer, loops, loopSpin, controlEndpoint);
     }
 
     public KvServerConfig withLoops(int n) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
-                maxSessions, attachTimeout, valueTransfer, n, loopSpin);
+                maxSessions, attachTimeout, valueTransfer, n, loopSpin, controlEndpoint);
     }
 
     public KvServerConfig withLoopSpin(Duration spin) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
-                maxSessions, attachTimeout, valueTransfer, loops, spin);
+                maxSessions, attachTimeout, valueTransfer, loops, spin, controlEndpoint);
+    }
+
+    /**
+     * The control plane on an {@code rdma://} or {@code tcp://} endpoint (its host and port become the listen
+     * address): gRPC on the project's communicators instead of TCP.
+     */
+    public KvServerConfig withControlEndpoint(Endpoint e) {
+        return new KvServerConfig(e.host(), e.port(), dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
+                maxSessions, attachTimeout, valueTransfer, loops, loopSpin, e);
     }
 
     /** Whether values travel inside the data plane's messages rather than one-sided. */

@@ -21,8 +21,9 @@ import picocli.CommandLine.Option;
             BenchCommand.class})
 public final class KvClientMain implements Runnable {
 
-    @Option(names = {"-s", "--server"}, paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:50051",
-            description = "the kv-server's control plane (default: ${DEFAULT-VALUE})")
+    @Option(names = {"-s", "--server"}, paramLabel = "ADDRESS", defaultValue = "127.0.0.1:50051",
+            description = "the kv-server's control plane: HOST:PORT, or the rdma:// or tcp:// URI it listens on"
+                    + " (kv-server --listen) (default: ${DEFAULT-VALUE})")
     String server;
 
     @Option(names = {"-b", "--buffer"}, paramLabel = "SIZE", defaultValue = "64m", converter = Cli.SizeConverter.class,

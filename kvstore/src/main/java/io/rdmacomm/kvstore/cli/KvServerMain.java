@@ -19,12 +19,14 @@ import picocli.CommandLine.Option;
             "Serves a key-value store until SIGINT or SIGTERM: a gRPC control plane on --listen and a data plane"
                 + " on --data-endpoint, where values move between the memory pool and each client's registered"
                 + " buffer, one-sided or inline (--values; see README.md).",
-            "Prints 'listening HOST:PORT data URI' on stdout once it serves, with the ports actually bound."})
+            "Prints 'listening ADDRESS data URI' on stdout once it serves, with the ports actually bound."})
 public final class KvServerMain implements Callable<Integer> {
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(15);
 
-    @Option(names = {"-l", "--listen"}, paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:50051",
-            description = "gRPC control plane address; port 0 picks a free port (default: ${DEFAULT-VALUE})")
+    @Option(names = {"-l", "--listen"}, paramLabel = "ADDRESS", defaultValue = "127.0.0.1:50051",
+            description = "gRPC control plane: HOST:PORT (gRPC on TCP), or rdma://HOST:PORT or tcp://HOST:PORT"
+                    + " (gRPC on this project's rdma:// or tcp:// transport; kv-client --server takes the printed"
+                    + " URI); port 0 picks a free port (default: ${DEFAULT-VALUE})")
     private String listen;
 
     @Option(names = {"-d", "--data-endpoint"}, paramLabel = "URI", defaultValue = "tcp://127.0.0.1:0",
@@ -97,11 +99,23 @@ public final class KvServerMain implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Endpoint address;
-        try {
-            address = Endpoint.parse("tcp://" + listen);
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--listen '" + listen + "' is not"
-                    + " HOST:PORT");
+        Endpoint control = null;
+        if (listen.contains("://")) {
+            try {
+                control = Endpoint.parse(listen);
+                KvServerConfig.checkControlEndpoint(control);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--listen '" + listen + "': "
+                        + e.getMessage());
+            }
+            address = control;
+        } else {
+            try {
+                address = Endpoint.parse("tcp://" + listen);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--listen '" + listen + "' is not"
+                        + " HOST:PORT, rdma://HOST:PORT or tcp://HOST:PORT");
+            }
         }
         ValueTransfer transfer = switch (values) {
             case "auto", "one-sided", "inline" ->
@@ -116,7 +130,8 @@ public final class KvServerMain implements Callable<Integer> {
             System.err.println(fit.describe("kv-server", "sessions"));
             System.err.flush();
             config = new KvServerConfig(address.host(), address.port(), fit.endpoint(), memory, maxValue, maxKey,
-                    maxSessions < 1 ? maxSessions : fit.maxSessions(), attachTimeout, transfer, loops, loopSpin);
+                    maxSessions < 1 ? maxSessions : fit.maxSessions(), attachTimeout, transfer, loops, loopSpin,
+                    control);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
