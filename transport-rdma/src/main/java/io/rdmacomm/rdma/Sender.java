@@ -180,16 +180,7 @@ final class Sender {
                 if (directRing && src.isDirect() && n >= DIRECT_RING_MIN && directRingWrite(src, off, n)) {
                     continue;
                 }
-                try {
-                    staging.put(off, src, src.position(), n);
-                } catch (IllegalStateException unmapped) {
-                    // the peer's mapped ring went with an asynchronous close
-                    checkWritable();
-                    throw unmapped;
-                }
-                src.position(src.position() + n);
-                ringWritten += n;
-                pos += n;
+                stage(src, off, n);
                 if (ringWritten - stagedFrom >= Math.min(MAX_FLUSH_CHUNK, peerRingSize / 4)) {
                     flushStaged();
                 }
@@ -222,15 +213,7 @@ final class Sender {
                 }
                 int off = (int) (ringWritten % peerRingSize);
                 int n = (int) Math.min(src.remaining(), Math.min(free, peerRingSize - off));
-                try {
-                    staging.put(off, src, src.position(), n);
-                } catch (IllegalStateException unmapped) {
-                    checkWritable();
-                    throw unmapped;
-                }
-                src.position(src.position() + n);
-                ringWritten += n;
-                pos += n;
+                stage(src, off, n);
                 taken += n;
             }
             flushStaged();
@@ -238,6 +221,20 @@ final class Sender {
         } finally {
             writing = false;
         }
+    }
+
+    /** Copies {@code n} bytes of {@code src} into the staging buffer (or the mapped ring) at {@code off}. */
+    private void stage(ByteBuffer src, int off, int n) throws IOException {
+        try {
+            staging.put(off, src, src.position(), n);
+        } catch (IllegalStateException unmapped) {
+            // the peer's mapped ring went with an asynchronous close
+            checkWritable();
+            throw unmapped;
+        }
+        src.position(src.position() + n);
+        ringWritten += n;
+        pos += n;
     }
 
     /**
