@@ -2,6 +2,7 @@ package io.rdmacomm.systemtests;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
@@ -19,10 +20,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -30,6 +34,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.CRC32C;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,7 +44,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Every exchange of issue 5 end to end: a servercomm JVM and clientcomm JVMs on loopback, once per transport
  * ({@code tcp}, and {@code rdma} where its provider is on the class path and available; otherwise those cases are
- * skipped with the reason), with the clients' printed output checked.
+ * skipped with the reason), with the clients' printed output checked. The tests that need a server with default
+ * options share one per transport ({@link #sharedServer}, as a deployed server serves one client after another;
+ * their groups have names of their own); a test that needs other options or reads the server's log starts its own.
  */
 @Timeout(180)
 class ExchangesEndToEndTest {
@@ -50,30 +57,76 @@ class ExchangesEndToEndTest {
 
     private final List<Process> servers = new ArrayList<>();
 
+    /** The shared servers' logs. */
+    @TempDir
+    static Path sharedDir;
+
+    /** scheme -> its shared server with default options, started by the first test that asks for it. */
+    private static final Map<String, Process> SHARED = new HashMap<>();
+    private static final Map<String, String> SHARED_ENDPOINTS = new HashMap<>();
+
     static List<String> schemes() {
         return List.of("tcp", "rdma");
     }
 
     @AfterEach
     void stopServers() throws Exception {
-        for (Process p : servers) {
+        stop(servers);
+    }
+
+    @AfterAll
+    static void stopSharedServers() throws Exception {
+        stop(SHARED.values());
+    }
+
+    private static void stop(Collection<Process> processes) throws Exception {
+        for (Process p : processes) {
             if (p.isAlive()) {
                 p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             }
         }
     }
 
+    /** A servercomm of this test's own, with {@code options}, its stderr in server.err of the test's directory. */
     private String server(String scheme, String... options) throws Exception {
         Jvms.assumeAvailable(scheme);
-        List<String> args = new ArrayList<>(List.of("--verbose", "--endpoint", scheme + "://127.0.0.1:0"));
-        args.addAll(List.of(options));
-        Process p = Jvms.java(ServerMain.class, args).redirectError(dir.resolve("server.err").toFile()).start();
+        Path err = dir.resolve("server.err");
+        Process p = startServer(scheme, List.of(options), err);
         servers.add(p);
+        return awaitListening(p, err);
+    }
+
+    /**
+     * The servercomm with default options that the tests of {@code scheme} share: started on first use, stopped
+     * after the last test; one that has exited since fails the test that asks for it, with its stderr.
+     */
+    private static synchronized String sharedServer(String scheme) throws Exception {
+        Jvms.assumeAvailable(scheme);
+        Path err = sharedDir.resolve(scheme + "-server.err");
+        Process p = SHARED.get(scheme);
+        if (p == null) {
+            p = startServer(scheme, List.of(), err);
+            SHARED.put(scheme, p);
+            SHARED_ENDPOINTS.put(scheme, awaitListening(p, err));
+        }
+        if (!p.isAlive()) {
+            fail("the shared " + scheme + ":// servercomm exited (" + p.exitValue() + "); its stderr:\n"
+                    + Files.readString(err));
+        }
+        return SHARED_ENDPOINTS.get(scheme);
+    }
+
+    private static Process startServer(String scheme, List<String> options, Path err) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--verbose", "--endpoint", scheme + "://127.0.0.1:0"));
+        args.addAll(options);
+        return Jvms.java(ServerMain.class, args).redirectError(err.toFile()).start();
+    }
+
+    private static String awaitListening(Process p, Path err) throws Exception {
         try {
             return Jvms.awaitListening(p);
         } catch (AssertionError e) {
-            throw new AssertionError(e.getMessage() + "; servercomm's stderr:\n"
-                    + Files.readString(dir.resolve("server.err")), e);
+            throw new AssertionError(e.getMessage() + "; servercomm's stderr:\n" + Files.readString(err), e);
         }
     }
 
@@ -111,7 +164,7 @@ class ExchangesEndToEndTest {
     @ParameterizedTest
     @MethodSource("schemes")
     void sendIsAcknowledgedWithTheByteCountAndCrc32cOfTheMessage(String scheme) throws Exception {
-        String endpoint = server(scheme);
+        String endpoint = sharedServer(scheme);
         String message = "hello over " + scheme + ", acknowledged";
         CRC32C crc = new CRC32C();
         crc.update(message.getBytes(StandardCharsets.UTF_8));
@@ -146,7 +199,7 @@ class ExchangesEndToEndTest {
     @ParameterizedTest
     @MethodSource("schemes")
     void writeWithinTheRegionIsOneChunk(String scheme) throws Exception {
-        String endpoint = server(scheme);
+        String endpoint = sharedServer(scheme);
 
         Jvms.Result r = client(endpoint, "write", "--size", "1000");
 
@@ -160,7 +213,7 @@ class ExchangesEndToEndTest {
     @ParameterizedTest
     @MethodSource("schemes")
     void readVerifiesThePatternAndPrintsTheFirstBytes(String scheme) throws Exception {
-        String endpoint = server(scheme);
+        String endpoint = sharedServer(scheme);
         StringBuilder first = new StringBuilder();
         for (int i = 1000; i < 1016; i++) {
             first.append(String.format(Locale.ROOT, " %02x", (i * 31 + 7) & 0xff));
@@ -189,7 +242,7 @@ class ExchangesEndToEndTest {
     @ParameterizedTest
     @MethodSource("schemes")
     void callRunsBuiltinsAndPluginsAndPrintsTheOutputPutIntoTheClientsRegion(String scheme) throws Exception {
-        String endpoint = server(scheme);
+        String endpoint = sharedServer(scheme);
         byte[] file = new byte[200_000];
         new Random(11).nextBytes(file);
         Path input = Files.write(dir.resolve("input.bin"), file);
@@ -213,7 +266,7 @@ class ExchangesEndToEndTest {
     @ParameterizedTest
     @MethodSource("schemes")
     void callErrorsAreClearAndTheServerGoesOnServing(String scheme) throws Exception {
-        String endpoint = server(scheme);
+        String endpoint = sharedServer(scheme);
 
         assertFailure(client(endpoint, "call", "format-disk"), "UNKNOWN_ROUTINE",
                 "unknown routine 'format-disk'; this server has: echo, rot13, sha256, sum, upper");
@@ -229,7 +282,7 @@ class ExchangesEndToEndTest {
     @ParameterizedTest
     @MethodSource("schemes")
     void allToAllOfThreeClientsGivesEachEveryContributionInRankOrder(String scheme) throws Exception {
-        String endpoint = server(scheme);
+        String endpoint = sharedServer(scheme);
         List<String> messages = List.of("Client 1 Message", "Client 2 Message", "Client 3 Message");
         List<CompletableFuture<Jvms.Result>> clients = new ArrayList<>();
         for (String m : messages) {
@@ -266,7 +319,7 @@ class ExchangesEndToEndTest {
     @ParameterizedTest
     @MethodSource("schemes")
     void broadcastDeliversTheOfferedMessageToEveryMember(String scheme) throws Exception {
-        String endpoint = server(scheme);
+        String endpoint = sharedServer(scheme);
         CompletableFuture<Jvms.Result> offerer = clientAsync(endpoint, "broadcast", "--group", "news", "--members",
                 "3", "--message", "hello everyone");
         CompletableFuture<Jvms.Result> second = clientAsync(endpoint, "broadcast", "--group", "news", "--members",
@@ -290,7 +343,7 @@ class ExchangesEndToEndTest {
     @ParameterizedTest
     @MethodSource("schemes")
     void broadcastWithoutAnOfferCarriesTheServersMessage(String scheme) throws Exception {
-        String endpoint = server(scheme);
+        String endpoint = sharedServer(scheme);
 
         Jvms.Result r = client(endpoint, "broadcast", "--group", "solo", "--members", "1");
 
@@ -348,7 +401,7 @@ class ExchangesEndToEndTest {
     @ParameterizedTest
     @MethodSource("schemes")
     void theServerServesEveryExchangeAtOnce(String scheme) throws Exception {
-        String endpoint = server(scheme);
+        String endpoint = sharedServer(scheme);
         List<CompletableFuture<Jvms.Result>> clients = List.of(
                 clientAsync(endpoint, "alltoall", "--group", "mix", "--members", "2", "--message", "a"),
                 clientAsync(endpoint, "send", "--message", "meanwhile"),
