@@ -1,5 +1,6 @@
 package io.rdmacomm.api;
 
+import io.rdmacomm.api.support.TryWrites;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -165,6 +166,18 @@ public interface Communicator extends AutoCloseable {
      */
     default int tryWrite(ByteBuffer src) throws IOException {
         return -1;
+    }
+
+    /**
+     * {@link #tryWrite(ByteBuffer)} of {@code length} buffers from {@code srcs[offset]} on, in order, as one write: a
+     * transport sends what it took on once, not once per buffer. Stops at the first buffer not taken whole.
+     *
+     * @return the bytes taken, 0 if none fit now; -1 if this communicator cannot write without possibly waiting
+     * @throws ClosedChannelException if this communicator is closed
+     * @throws IOException if the connection failed
+     */
+    default long tryWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        return TryWrites.each(this::tryWrite, srcs, offset, length);
     }
 
     /**

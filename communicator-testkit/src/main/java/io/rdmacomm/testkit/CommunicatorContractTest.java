@@ -203,6 +203,33 @@ public abstract class CommunicatorContractTest extends CloseContractTest {
         assertThrows(ClosedChannelException.class, () -> p.client().tryWrite(ByteBuffer.allocate(1)));
     }
 
+    /** The gathering tryWrite: what it reports is what left the buffers, in order, and it arrives so. */
+    @Test
+    @Timeout(60)
+    void aGatheringTryWriteTakesTheBuffersInOrder() throws Exception {
+        Pair p = h.pair();
+        byte[] data = random(23, 3 * MIB);
+        ByteBuffer[] srcs = {ByteBuffer.wrap(data, 0, MIB).slice(), ByteBuffer.wrap(data, MIB, MIB).slice(),
+            ByteBuffer.wrap(data, 2 * MIB, MIB).slice()};
+        long n = p.client().tryWrite(srcs, 0, 3);
+        long left = 0;
+        for (ByteBuffer b : srcs) {
+            left += b.remaining();
+        }
+        assertEquals(data.length - Math.max(0, n), left, "tryWrite returned " + n);
+        for (int i = 1; i < srcs.length; i++) {
+            if (srcs[i].position() > 0) {
+                assertEquals(0, srcs[i - 1].remaining(), "buffer " + i + " taken before buffer " + (i - 1));
+            }
+        }
+        Future<byte[]> reader = h.async(() -> readN(p.accepted(), data.length));
+        for (ByteBuffer b : srcs) {
+            p.client().write(b);
+        }
+        p.client().sync();
+        assertBytes(data, await(reader), "what tryWrite took of the buffers, then what write() sent");
+    }
+
     @Test
     @Timeout(30)
     void syncDeliversWithoutFurtherActionOfTheWriter() throws Exception {

@@ -102,27 +102,20 @@ final class WriteRound {
             if (count == 0) {
                 return false; // not all ByteBufs, or nothing readable at the head: a round sorts it out
             }
-            long taken = 0;
-            boolean full = false;
+            long want = in.nioBufferSize();
+            long taken;
             try {
-                for (int i = 0; i < count && !full; i++) {
-                    ByteBuffer b = buffers[i];
-                    int want = b.remaining();
-                    int n = c.tryWrite(b);
-                    if (n < 0) {
-                        // cannot now; a communicator that never can (the default) stops being asked
-                        inlineWrites = ++refusals < MAX_REFUSALS;
-                        full = true;
-                        break;
-                    }
-                    refusals = 0;
-                    taken += n;
-                    full = n < want;
-                }
+                taken = c.tryWrite(buffers, 0, count);
             } catch (IOException | RuntimeException e) {
-                in.removeBytes(taken);
                 return false;
             }
+            if (taken < 0) {
+                // cannot now; a communicator that never can (the default) stops being asked
+                inlineWrites = ++refusals < MAX_REFUSALS;
+                return false;
+            }
+            refusals = 0;
+            boolean full = taken < want;
             in.removeBytes(taken);
             dropEmptyHead(in, null);
             if (full) {

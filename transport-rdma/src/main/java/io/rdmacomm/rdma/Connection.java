@@ -245,6 +245,11 @@ final class Connection implements ChannelHandler, AbstractCommunicator.Link {
     }
 
     @Override
+    public long tryWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        return sender.tryWrite(srcs, offset, length);
+    }
+
+    @Override
     public void sync() throws IOException {
         sender.sync();
     }

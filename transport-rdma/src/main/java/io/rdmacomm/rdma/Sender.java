@@ -201,26 +201,60 @@ final class Sender {
         calls++;
         try {
             checkWritable();
-            AdvertMessage a = advert.get();
-            if (a != null && a.streamPosition() == pos) {
+            if (advertPending()) {
                 return -1;
             }
-            int taken = 0;
-            while (src.hasRemaining()) {
-                long free = peerRingSize - (ringWritten - peerRingConsumed);
-                if (free == 0) {
+            int taken = takeIntoRing(src);
+            flushStaged();
+            return taken;
+        } finally {
+            writing = false;
+        }
+    }
+
+    /** {@link #tryWrite(ByteBuffer)} of several buffers, in order, with one flush (one notification) for all. */
+    long tryWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        writing = true;
+        calls++;
+        try {
+            checkWritable();
+            if (advertPending()) {
+                return -1;
+            }
+            long taken = 0;
+            for (int i = offset; i < offset + length; i++) {
+                taken += takeIntoRing(srcs[i]);
+                if (srcs[i].hasRemaining()) {
                     break;
                 }
-                int off = (int) (ringWritten % peerRingSize);
-                int n = (int) Math.min(src.remaining(), Math.min(free, peerRingSize - off));
-                stage(src, off, n);
-                taken += n;
             }
             flushStaged();
             return taken;
         } finally {
             writing = false;
         }
+    }
+
+    /** Whether the peer advertised a buffer for the next stream position: a write (which may wait) takes it. */
+    private boolean advertPending() {
+        AdvertMessage a = advert.get();
+        return a != null && a.streamPosition() == pos;
+    }
+
+    /** Copies what fits of {@code src} into the peer's ring, unflushed; the bytes taken. */
+    private int takeIntoRing(ByteBuffer src) throws IOException {
+        int taken = 0;
+        while (src.hasRemaining()) {
+            long free = peerRingSize - (ringWritten - peerRingConsumed);
+            if (free == 0) {
+                break;
+            }
+            int off = (int) (ringWritten % peerRingSize);
+            int n = (int) Math.min(src.remaining(), Math.min(free, peerRingSize - off));
+            stage(src, off, n);
+            taken += n;
+        }
+        return taken;
     }
 
     /** Copies {@code n} bytes of {@code src} into the staging buffer (or the mapped ring) at {@code off}. */

@@ -79,6 +79,39 @@ class TryWriteTest {
 
     @ParameterizedTest
     @ValueSource(booleans = {true, false})
+    void aGatheringTryWriteTakesBuffersInOrderUntilTheRingIsFull(boolean mapped) throws Exception {
+        provider.mapRings = mapped;
+        pair = provider.connect("?ringSize=64k&readTimeout=20s");
+        RdmaCommunicator client = pair.client();
+        RdmaCommunicator accepted = pair.accepted();
+        byte[] data = new byte[3 * 40 * 1024];
+        new Random(4).nextBytes(data);
+        ByteBuffer[] srcs = {ByteBuffer.wrap(data, 0, 40 * 1024).slice(),
+            ByteBuffer.wrap(data, 40 * 1024, 40 * 1024).slice(), ByteBuffer.wrap(data, 80 * 1024, 40 * 1024).slice()};
+        assertEquals(RING, client.tryWrite(srcs, 0, 3), "one ring's worth of the three buffers");
+        assertEquals(0, srcs[0].remaining());
+        assertEquals(3 * 40 * 1024 - RING - 40 * 1024, srcs[1].remaining(), "the second taken in part");
+        assertEquals(40 * 1024, srcs[2].remaining(), "the third untouched");
+        assertEquals(0, client.tryWrite(srcs, 1, 2), "a full ring takes nothing");
+        CompletableFuture<byte[]> received = CompletableFuture.supplyAsync(() -> {
+            ByteBuffer all = ByteBuffer.allocate(data.length);
+            try {
+                while (all.hasRemaining()) {
+                    accepted.read(all);
+                }
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+            return all.array();
+        });
+        client.write(srcs[1]);
+        client.write(srcs[2]);
+        client.sync();
+        assertArrayEquals(data, received.get(30, TimeUnit.SECONDS));
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
     void aClosedCommunicatorRefusesTryWrite(boolean mapped) throws Exception {
         provider.mapRings = mapped;
         pair = provider.connect("?ringSize=64k");

@@ -59,6 +59,11 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
             return -1;
         }
 
+        /** As {@link Communicator#tryWrite(ByteBuffer[], int, int)}; the default takes one buffer at a time. */
+        default long tryWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
+            return TryWrites.each(this::tryWrite, srcs, offset, length);
+        }
+
         void sync() throws IOException;
 
         /** Called with a direct buffer and a non-empty access set that a read-only buffer does not violate. */
@@ -242,6 +247,12 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
     @Override
     public final int tryWrite(ByteBuffer src) throws IOException {
         return connected().tryWrite(src);
+    }
+
+    @Override
+    public final long tryWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        Objects.checkFromIndexSize(offset, length, srcs.length);
+        return connected().tryWrite(srcs, offset, length);
     }
 
     @Override
