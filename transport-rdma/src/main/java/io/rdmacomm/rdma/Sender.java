@@ -73,6 +73,8 @@ final class Sender {
     private volatile long zeroCopyBytes;
     private final AtomicReference<AdvertMessage> advert = new AtomicReference<>();
     private final AtomicInteger outstanding = new AtomicInteger();
+    /** The single buffer of {@link #tryWrite(ByteBuffer)} (one writer at a time). */
+    private final ByteBuffer[] one = new ByteBuffer[1];
     private final BooleanSupplier drained;
     private final BooleanSupplier ringSpace;
     /** The writing thread's direct ring and zero-copy writes, one at a time. */
@@ -197,18 +199,11 @@ final class Sender {
      * advert pending for the next stream position (a {@link #write} takes that path).
      */
     int tryWrite(ByteBuffer src) throws IOException {
-        writing = true;
-        calls++;
+        one[0] = src;
         try {
-            checkWritable();
-            if (advertPending()) {
-                return -1;
-            }
-            int taken = takeIntoRing(src);
-            flushStaged();
-            return taken;
+            return (int) tryWrite(one, 0, 1);
         } finally {
-            writing = false;
+            one[0] = null;
         }
     }
 

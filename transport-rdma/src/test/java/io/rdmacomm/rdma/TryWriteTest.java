@@ -55,17 +55,7 @@ class TryWriteTest {
         assertEquals(RING, src.position(), "what was not taken stays in the buffer");
         assertEquals(0, client.tryWrite(src), "a full ring takes nothing");
 
-        CompletableFuture<byte[]> received = CompletableFuture.supplyAsync(() -> {
-            ByteBuffer all = ByteBuffer.allocate(data.length);
-            try {
-                while (all.hasRemaining()) {
-                    accepted.read(all);
-                }
-            } catch (IOException e) {
-                throw new RuntimeException(e);
-            }
-            return all.array();
-        });
+        CompletableFuture<byte[]> received = readAll(accepted, data.length);
         // the reader frees the ring: tryWrite takes the rest of the three rings, write() the fourth
         while (src.hasRemaining()) {
             if (client.tryWrite(src) == 0) {
@@ -93,21 +83,25 @@ class TryWriteTest {
         assertEquals(3 * 40 * 1024 - RING - 40 * 1024, srcs[1].remaining(), "the second taken in part");
         assertEquals(40 * 1024, srcs[2].remaining(), "the third untouched");
         assertEquals(0, client.tryWrite(srcs, 1, 2), "a full ring takes nothing");
-        CompletableFuture<byte[]> received = CompletableFuture.supplyAsync(() -> {
-            ByteBuffer all = ByteBuffer.allocate(data.length);
+        CompletableFuture<byte[]> received = readAll(accepted, data.length);
+        client.write(srcs[1]);
+        client.write(srcs[2]);
+        client.sync();
+        assertArrayEquals(data, received.get(30, TimeUnit.SECONDS));
+    }
+
+    private static CompletableFuture<byte[]> readAll(RdmaCommunicator c, int length) {
+        return CompletableFuture.supplyAsync(() -> {
+            ByteBuffer all = ByteBuffer.allocate(length);
             try {
                 while (all.hasRemaining()) {
-                    accepted.read(all);
+                    c.read(all);
                 }
             } catch (IOException e) {
                 throw new RuntimeException(e);
             }
             return all.array();
         });
-        client.write(srcs[1]);
-        client.write(srcs[2]);
-        client.sync();
-        assertArrayEquals(data, received.get(30, TimeUnit.SECONDS));
     }
 
     @ParameterizedTest
