@@ -165,6 +165,9 @@ public interface Communicator extends AutoCloseable {
      * @throws IOException if the connection failed
      */
     default int tryWrite(ByteBuffer src) throws IOException {
+        if (!isOpen()) {
+            throw new ClosedChannelException();
+        }
         return -1;
     }
 
