@@ -32,7 +32,7 @@ final class WriteRound {
     private final Runnable writeTask = this::writeBatch;
     private final Runnable doneTask = this::done;
     private final ChannelOutboundBuffer.MessageProcessor collector = this::collect;
-    /** Whether the communicator may take writes on the loop ({@link Communicator#tryWrite}); set off once it cannot. */
+    /** Whether the loop offers writes to {@link Communicator#tryWrite}; off after {@link #MAX_REFUSALS} refusals. */
     private boolean inlineWrites = INLINE_WRITES;
     /** {@code -Dio.rdmacomm.netty.inlineWrites=false}: every write goes through a round (to compare). */
     private static final boolean INLINE_WRITES =
