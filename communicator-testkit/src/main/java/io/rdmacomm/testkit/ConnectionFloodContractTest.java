@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -19,8 +17,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -40,7 +36,6 @@ public abstract class ConnectionFloodContractTest {
     static final int SERVED_WITHIN_SECONDS = 5;
     /** Lines the server may write on stderr during the flood (rate-limited at about one per logger a second). */
     static final int MAX_LOG_LINES = 40;
-    private static final Pattern SERVING = Pattern.compile("^SERVING (\\S+)");
 
     private final String serverUri;
 
@@ -57,19 +52,13 @@ public abstract class ConnectionFloodContractTest {
                 "bash"));
         command.addAll(child.command());
         child.command(command).redirectError(err.toFile());
-        Process server = child.start();
         List<SocketChannel> flood = new ArrayList<>();
+        PeerSignals signals = PeerSignals.listen();
+        Process server = signals.start(child);
         try {
-            BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(),
-                    StandardCharsets.UTF_8));
-            String endpoint = null;
-            for (String line; endpoint == null && (line = ChildJvm.readLine(out, 60)) != null;) {
-                Matcher m = SERVING.matcher(line);
-                if (m.find()) {
-                    endpoint = m.group(1);
-                }
-            }
-            assertNotNull(endpoint, "the server printed no SERVING line; its stderr: " + Files.readString(err));
+            String serving = signals.await("SERVING ", 60);
+            assertNotNull(serving, "the server ended before it signalled SERVING; its stderr: " + Files.readString(err));
+            String endpoint = serving.substring("SERVING ".length());
             int port = java.net.URI.create(endpoint).getPort();
             InetSocketAddress at = new InetSocketAddress("127.0.0.1", port);
             for (int i = 0; i < FLOOD; i++) {
@@ -99,6 +88,7 @@ public abstract class ConnectionFloodContractTest {
                 s.close();
             }
             server.destroyForcibly();
+            signals.close();
             Files.deleteIfExists(err);
         }
     }

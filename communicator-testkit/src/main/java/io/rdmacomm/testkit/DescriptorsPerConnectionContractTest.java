@@ -6,10 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -108,14 +105,13 @@ public abstract class DescriptorsPerConnectionContractTest {
     }
 
     private static Process hold(String endpoint, int n) throws Exception {
-        Process p = ChildJvm.of(HoldConnectionsMain.class, List.of(endpoint, Integer.toString(n)))
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        for (String line; (line = ChildJvm.readLine(out, 60)) != null;) {
-            if (line.equals("CONNECTED " + n)) {
-                return p;
+        try (PeerSignals signals = PeerSignals.listen()) {
+            Process p = signals.start(ChildJvm.of(HoldConnectionsMain.class, List.of(endpoint, Integer.toString(n)))
+                    .redirectError(ProcessBuilder.Redirect.INHERIT));
+            if (signals.await("CONNECTED " + n, 60) == null) {
+                throw new AssertionError("the holding client ended before it connected " + n + " clients");
             }
+            return p;
         }
-        throw new AssertionError("the holding client ended before it connected " + n + " clients");
     }
 }

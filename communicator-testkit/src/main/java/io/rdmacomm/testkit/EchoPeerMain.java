@@ -9,9 +9,9 @@ import java.nio.ByteBuffer;
 import java.util.EnumSet;
 
 /**
- * A peer process for tests across JVMs (e.g. of different JDKs): {@code serve <endpoint>} (prints
- * {@code SERVING <endpoint>}, accepts one client) or {@code connect <endpoint>} (prints {@code CONNECTED}), then
- * prints {@code PEER <provider> <java feature version>} and:
+ * A peer process for tests across JVMs (e.g. of different JDKs), started through {@link PeerSignals}:
+ * {@code serve <endpoint>} (signals {@code SERVING <endpoint>}, accepts one client) or {@code connect <endpoint>}
+ * (signals {@code CONNECTED}), then signals {@code PEER <provider> <java feature version>} and:
  * <ol>
  *   <li>registers a {@link #REGION} byte region for remote reads and writes, filled with {@link #pattern}, and
  *       sends its descriptor (u32 length, bytes);</li>
@@ -50,15 +50,14 @@ public final class EchoPeerMain {
     public static void main(String[] args) throws Exception {
         if (args[0].equals("serve")) {
             try (Communicator server = Communicators.serve(args[1])) {
-                System.out.println("SERVING " + server.endpoint());
-                System.out.flush();
+                PeerSignals.send("SERVING " + server.endpoint());
                 try (Communicator c = server.accept()) {
                     echo(c);
                 }
             }
         } else {
             try (Communicator c = Communicators.connect(args[1])) {
-                System.out.println("CONNECTED");
+                PeerSignals.send("CONNECTED");
                 echo(c);
             }
         }
@@ -67,8 +66,7 @@ public final class EchoPeerMain {
     private static void echo(Communicator c) throws Exception {
         // the provider's name, where the transport has one (rdma://), without depending on the transport
         Object provider = c.getClass().getMethod("providerName").invoke(c);
-        System.out.println("PEER " + provider + " " + Runtime.version().feature());
-        System.out.flush();
+        PeerSignals.send("PEER " + provider + " " + Runtime.version().feature());
         ByteBuffer memory = ByteBuffer.allocateDirect(REGION);
         for (int i = 0; i < REGION; i++) {
             memory.put(i, pattern(i));

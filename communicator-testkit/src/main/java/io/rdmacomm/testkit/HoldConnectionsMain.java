@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * A peer process that holds idle connections, for tests that count what a server spends per connection:
- * {@code <endpoint> <n>} connects n clients one after another, prints {@code CONNECTED <n>}, then holds them until
+ * {@code <endpoint> <n>} connects n clients one after another, signals {@code CONNECTED <n>} ({@link PeerSignals}), then holds them until
  * its standard input ends, closes them and exits 0.
  */
 public final class HoldConnectionsMain {
@@ -21,8 +21,7 @@ public final class HoldConnectionsMain {
             for (int i = 0; i < n; i++) {
                 held.add(Communicators.connect(args[0]));
             }
-            System.out.println("CONNECTED " + n);
-            System.out.flush();
+            PeerSignals.send("CONNECTED " + n);
             while (System.in.read() >= 0) {
                 // held until the test closes our input
             }

@@ -5,8 +5,8 @@ import io.rdmacomm.api.Communicators;
 import java.nio.ByteBuffer;
 
 /**
- * The peer process of {@link PeerDeathContractTest} and {@link PeerSilenceContractTest}: connects, says so on
- * stdout, then either writes forever ({@code write}) or writes nothing and never reads ({@code sink}) until it is
+ * The peer process of {@link PeerDeathContractTest} and {@link PeerSilenceContractTest}: connects, says so
+ * ({@link PeerSignals}), then either writes forever ({@code write}) or writes nothing and never reads ({@code sink}) until it is
  * killed.
  */
 public final class PeerDeathMain {
@@ -16,8 +16,7 @@ public final class PeerDeathMain {
     public static void main(String[] args) throws Exception {
         String mode = args[0];
         try (Communicator c = Communicators.connect(args[1])) {
-            System.out.println("CONNECTED");
-            System.out.flush();
+            PeerSignals.send("CONNECTED");
             ByteBuffer chunk = ByteBuffer.allocateDirect(64 * 1024);
             if (mode.equals("write")) {
                 long total = 0;
@@ -26,8 +25,7 @@ public final class PeerDeathMain {
                     c.sync();
                     total += chunk.capacity();
                     if (total == 4L * chunk.capacity()) {
-                        System.out.println("STREAMING");
-                        System.out.flush();
+                        PeerSignals.send("STREAMING");
                     }
                 }
             }

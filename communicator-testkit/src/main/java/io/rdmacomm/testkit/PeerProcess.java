@@ -3,58 +3,49 @@ package io.rdmacomm.testkit;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmacomm.api.Communicator;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * The peer process of the peer death and silence tests ({@link PeerDeathMain} in a second JVM), its stdout lines
- * (its signals to the test), the signals the test sends it, and the blocked calls the surviving side makes.
+ * The peer process of the peer death and silence tests ({@link PeerDeathMain} in a second JVM), its
+ * {@link PeerSignals}, the signals the test sends it, and the blocked calls the surviving side makes.
  */
 final class PeerProcess implements AutoCloseable {
     private final Process process;
-    private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final PeerSignals signals;
 
-    private PeerProcess(Process process) {
+    private PeerProcess(Process process, PeerSignals signals) {
         this.process = process;
+        this.signals = signals;
     }
 
     /** Starts a peer in {@code mode} ({@link PeerDeathMain}) that connects to {@code server}. */
     static PeerProcess start(String mode, Communicator server) throws IOException {
         ProcessBuilder pb = ChildJvm.of(PeerDeathMain.class, List.of(mode, server.endpoint().toString()));
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);
-        PeerProcess peer = new PeerProcess(pb.start());
-        Thread pump = new Thread(peer::pumpOutput, "peer-stdout");
-        pump.setDaemon(true);
-        pump.start();
-        return peer;
-    }
-
-    private void pumpOutput() {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                StandardCharsets.UTF_8))) {
-            for (String line; (line = r.readLine()) != null;) {
-                lines.add(line);
-            }
-        } catch (IOException e) {
-            lines.add("EOF " + e);
+        PeerSignals signals = PeerSignals.listen();
+        try {
+            return new PeerProcess(signals.start(pb), signals);
+        } catch (IOException | RuntimeException e) {
+            signals.close();
+            throw e;
         }
     }
 
-    /** Waits (30 s at most) until the peer printed {@code what}. */
-    void expect(String what) throws InterruptedException {
-        while (true) {
-            String line = lines.poll(30, TimeUnit.SECONDS);
-            assertTrue(line != null, "the peer process did not print " + what + " within 30 s");
-            if (line.equals(what)) {
-                return;
-            }
+    /** Waits (30 s at most) until the peer signalled {@code what}. */
+    void expect(String what) throws IOException {
+        try {
+            String line;
+            do {
+                line = signals.next(30);
+                assertTrue(line != null, "the peer process ended before it signalled " + what);
+            } while (!line.equals(what));
+        } catch (TimeoutException e) {
+            throw new AssertionError("the peer process did not signal " + what + " within 30 s", e);
         }
     }
 
@@ -70,9 +61,10 @@ final class PeerProcess implements AutoCloseable {
 
     /** Kills the peer (a stopped one too) and reaps it. */
     @Override
-    public void close() throws InterruptedException {
+    public void close() throws InterruptedException, IOException {
         process.destroyForcibly();
         process.waitFor(10, TimeUnit.SECONDS);
+        signals.close();
     }
 
     /** Reads on {@code c} until a read fails; a clean end of stream is an error. */

@@ -18,7 +18,7 @@ abstract class PeerProcessKit {
     }
 
     @AfterEach
-    void killPeer() throws InterruptedException {
+    void killPeer() throws InterruptedException, java.io.IOException {
         if (peer != null) {
             peer.close();
         }

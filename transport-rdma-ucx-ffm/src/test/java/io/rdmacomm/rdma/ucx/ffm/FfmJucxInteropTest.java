@@ -12,11 +12,10 @@ import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.rdma.RdmaCommunicator;
 import io.rdmacomm.testkit.ChildJvm;
 import io.rdmacomm.testkit.EchoPeerMain;
-import java.io.BufferedReader;
+import io.rdmacomm.testkit.PeerSignals;
 import java.io.File;
-import java.io.InputStreamReader;
+import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -42,17 +41,21 @@ class FfmJucxInteropTest {
     @TempDir
     Path dir;
     private Process child;
+    private PeerSignals signals;
 
     @AfterEach
-    void stopChild() {
+    void stopChild() throws IOException {
         if (child != null && child.isAlive()) {
             child.destroyForcibly();
+        }
+        if (signals != null) {
+            signals.close();
         }
     }
 
     @Test
     void ucxFfmClientAndUcxJucxServerOnJdk17() throws Exception {
-        BufferedReader out = startChild("serve", "rdma://127.0.0.1:0" + OPTIONS);
+        PeerSignals out = startChild("serve", "rdma://127.0.0.1:0" + OPTIONS);
         String serving = awaitLine(out, "SERVING ");
         try (Communicator c = Communicators.connect(serving.substring("SERVING ".length()))) {
             exchange(c, out);
@@ -63,7 +66,7 @@ class FfmJucxInteropTest {
     @Test
     void ucxJucxClientOnJdk17AndUcxFfmServer() throws Exception {
         try (Communicator server = Communicators.serve("rdma://127.0.0.1:0" + OPTIONS)) {
-            BufferedReader out = startChild("connect", server.endpoint().toString());
+            PeerSignals out = startChild("connect", server.endpoint().toString());
             try (Communicator c = server.accept()) {
                 awaitLine(out, "CONNECTED");
                 exchange(c, out);
@@ -73,7 +76,7 @@ class FfmJucxInteropTest {
     }
 
     /** The child's class path: this one without the FFM modules (built for JDK 22+), plus the JUCX provider. */
-    private BufferedReader startChild(String mode, String endpoint) throws Exception {
+    private PeerSignals startChild(String mode, String endpoint) throws Exception {
         Optional<Path> jdk17 = ChildJvm.installedJdk(17);
         assumeTrue(jdk17.isPresent(), "no JDK 17 under /usr/lib/jvm for the ucx-jucx peer (CI installs it)");
         List<String> classPath = new ArrayList<>();
@@ -87,12 +90,13 @@ class FfmJucxInteropTest {
             classPath.add(entry);
         }
         Path err = dir.resolve("child.err");
-        child = ChildJvm.of(jdk17.get(), classPath, EchoPeerMain.class, List.of(mode, endpoint))
-                .redirectError(err.toFile()).start();
-        return new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        signals = PeerSignals.listen();
+        child = signals.start(ChildJvm.of(jdk17.get(), classPath, EchoPeerMain.class, List.of(mode, endpoint))
+                .redirectError(err.toFile()));
+        return signals;
     }
 
-    private void exchange(Communicator c, BufferedReader childOut) throws Exception {
+    private void exchange(Communicator c, PeerSignals childOut) throws Exception {
         assertEquals("ucx-ffm", ((RdmaCommunicator) c).providerName());
         assertEquals("PEER ucx-jucx 17", awaitLine(childOut, "PEER "));
         RegionDescriptor region = RegionDescriptor.fromBytes(EchoPeerMain.readFrame(c));
@@ -127,8 +131,8 @@ class FfmJucxInteropTest {
         assertEquals(-1, c.read(ByteBuffer.allocate(1)), "the JDK 17 peer ends the stream");
     }
 
-    private String awaitLine(BufferedReader out, String prefix) throws Exception {
-        String line = ChildJvm.readLine(out, 60);
+    private String awaitLine(PeerSignals out, String prefix) throws Exception {
+        String line = out.next(60);
         if (line == null || !line.startsWith(prefix)) {
             fail("expected '" + prefix + "...' from the JDK 17 peer, got " + line + "; its stderr:\n" + childErr());
         }

@@ -11,10 +11,9 @@ import io.rdmacomm.api.Communicators;
 import io.rdmacomm.rdma.RdmaCommunicator;
 import io.rdmacomm.testkit.ChildJvm;
 import io.rdmacomm.testkit.EchoPeerMain;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
+import io.rdmacomm.testkit.PeerSignals;
+import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -36,6 +35,7 @@ abstract class SharedRingStreamCase {
     @TempDir
     Path dir;
     private Process child;
+    private PeerSignals signals;
 
     /** Whether this environment's writes go into the peer's mapped ring. */
     abstract boolean mapped();
@@ -44,9 +44,12 @@ abstract class SharedRingStreamCase {
     abstract boolean inItsEnvironment();
 
     @AfterEach
-    void stopChild() {
+    void stopChild() throws IOException {
         if (child != null && child.isAlive()) {
             child.destroyForcibly();
+        }
+        if (signals != null) {
+            signals.close();
         }
     }
 
@@ -54,12 +57,12 @@ abstract class SharedRingStreamCase {
     void echoesOfEverySizeComeBackWholeAndThePathIsTheTransportsOwn() throws Exception {
         assumeTrue(inItsEnvironment(), "UCX_TLS differs: the surefire execution for this transport runs it");
         Path err = dir.resolve("child.err");
-        child = ChildJvm.of(EchoPeerMain.class, List.of("serve", FfmTestHooks.URI + OPTIONS))
-                .redirectError(err.toFile()).start();
-        BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-        String serving = line(out, "SERVING ", err);
+        signals = PeerSignals.listen();
+        child = signals.start(ChildJvm.of(EchoPeerMain.class, List.of("serve", FfmTestHooks.URI + OPTIONS))
+                .redirectError(err.toFile()));
+        String serving = signal("SERVING ", err);
         try (Communicator c = Communicators.connect(serving.substring("SERVING ".length()))) {
-            line(out, "PEER ucx-ffm", err);
+            signal("PEER ucx-ffm", err);
             EchoPeerMain.readFrame(c); // the peer's region descriptor
             assertEquals(mapped(), ((RdmaCommunicator) c).statistics().peerRingMapped(), "this side's write path");
             for (int size : SIZES) {
@@ -84,8 +87,8 @@ abstract class SharedRingStreamCase {
         assertEquals(0, child.exitValue(), "the peer's exit; its stderr:\n" + Files.readString(err));
     }
 
-    private static String line(BufferedReader out, String prefix, Path err) throws Exception {
-        String line = ChildJvm.readLine(out, 60);
+    private String signal(String prefix, Path err) throws Exception {
+        String line = signals.next(60);
         if (line == null || !line.startsWith(prefix)) {
             fail("expected '" + prefix + "...' from the peer, got " + line + "; its stderr:\n"
                     + (Files.exists(err) ? Files.readString(err) : ""));
