@@ -47,9 +47,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * skipped with the reason), with the clients' printed output checked. The tests that need a server with default
  * options share one per transport ({@link #sharedServer}, as a deployed server serves one client after another;
  * their groups have names of their own); a test that needs other options or reads the server's log starts its own.
+ * One subclass per transport ({@link TcpExchangesEndToEndTest}, {@link RdmaExchangesEndToEndTest}), each naming its
+ * scheme in a static {@code schemes()}, so the two can run in separate test JVMs at once.
  */
 @Timeout(180)
-class ExchangesEndToEndTest {
+abstract class ExchangesEndToEnd {
     private static final long SECONDS = Jvms.CLIENT_SECONDS * 2;
 
     @TempDir
@@ -65,18 +67,16 @@ class ExchangesEndToEndTest {
     private static final Map<String, Process> SHARED = new HashMap<>();
     private static final Map<String, String> SHARED_ENDPOINTS = new HashMap<>();
 
-    static List<String> schemes() {
-        return List.of("tcp", "rdma");
-    }
-
     @AfterEach
     void stopServers() throws Exception {
         stop(servers);
     }
 
     @AfterAll
-    static void stopSharedServers() throws Exception {
+    static synchronized void stopSharedServers() throws Exception {
         stop(SHARED.values());
+        SHARED.clear();
+        SHARED_ENDPOINTS.clear();
     }
 
     private static void stop(Collection<Process> processes) throws Exception {
