@@ -25,8 +25,13 @@ import org.slf4j.LoggerFactory;
 final class TlsSession {
     private static final Logger LOG = LoggerFactory.getLogger(TlsSession.class);
     private static final ByteBuffer[] NOTHING = {ByteBuffer.allocate(0)};
-    /** Records wrapped before a flush: fewer, larger socket writes. */
-    private static final int RECORDS_PER_FLUSH = 4;
+    /**
+     * Records the socket buffers hold at most, each way: sealed records go out in writes of up to this many, and
+     * reads take up to this many at once. Each buffer starts at one record (what an idle connection holds) and
+     * doubles whenever a transfer fills it, up to this: 1 MiB writes ran about 20 % faster than with 4 records
+     * (JDK 25, BoringSSL, loopback), and no faster with 64.
+     */
+    static final int MAX_RECORDS_BUFFERED = 16;
 
     private final SSLEngine engine;
     private final String peer;
@@ -37,7 +42,9 @@ final class TlsSession {
     /** Plaintext unwrapped but not yet read (read mode). Reader's. */
     private ByteBuffer appIn;
     /** Records sealed but not yet sent (read mode). Under {@link #output}. */
-    private final ByteBuffer netOut;
+    private ByteBuffer netOut;
+    /** Whether the last read from the socket filled {@link #netIn}: more was waiting, so the next read takes more. */
+    private boolean netInFilled;
     private boolean handshakeDone;
     private boolean inboundDone;
     /** Whether the buffers are direct, as the engine prefers ({@link TlsConfig.Engines#directBuffers()}). */
@@ -48,13 +55,23 @@ final class TlsSession {
         this.peer = peer;
         this.direct = direct;
         SSLSession s = engine.getSession();
-        this.netIn = allocate(s.getPacketBufferSize() * RECORDS_PER_FLUSH).flip();
+        this.netIn = allocate(s.getPacketBufferSize()).flip();
         this.appIn = allocate(s.getApplicationBufferSize()).flip();
-        this.netOut = allocate(s.getPacketBufferSize() * RECORDS_PER_FLUSH).flip();
+        this.netOut = allocate(s.getPacketBufferSize()).flip();
     }
 
     private ByteBuffer allocate(int size) {
         return direct ? ByteBuffer.allocateDirect(size) : ByteBuffer.allocate(size);
+    }
+
+    /** The largest record's size on the wire, the unit of the socket buffers (for tests). */
+    int packetSize() {
+        return engine.getSession().getPacketBufferSize();
+    }
+
+    /** The capacities of the received-records and sealed-records buffers (for tests). */
+    int[] socketBufferCapacities() {
+        return new int[] {netIn.capacity(), netOut.capacity()};
     }
 
     ReentrantLock output() {
@@ -304,15 +321,22 @@ final class TlsSession {
         return n;
     }
 
-    /** Reads from the socket into {@link #netIn}, growing it if a record does not fit. */
+    /**
+     * Reads from the socket into {@link #netIn}, growing it if a record does not fit, or (up to
+     * {@link #MAX_RECORDS_BUFFERED} records) if the last read filled it.
+     */
     private int fill(SocketChannel c) throws IOException {
-        if (netIn.position() == 0 && netIn.limit() == netIn.capacity()) {
-            int size = Math.max(engine.getSession().getPacketBufferSize(), netIn.capacity() * 2);
-            netIn = allocate(size).put(netIn).flip();
+        int packet = engine.getSession().getPacketBufferSize();
+        boolean full = netIn.position() == 0 && netIn.limit() == netIn.capacity();
+        if (full || netInFilled && netIn.capacity() < packet * MAX_RECORDS_BUFFERED) {
+            int size = Math.max(packet, netIn.capacity() * 2);
+            netIn = allocate(full ? size : Math.min(size, packet * MAX_RECORDS_BUFFERED)).put(netIn).flip();
         }
         netIn.compact();
         try {
-            return c.read(netIn);
+            int n = c.read(netIn);
+            netInFilled = !netIn.hasRemaining();
+            return n;
         } finally {
             netIn.flip();
         }
@@ -323,6 +347,12 @@ final class TlsSession {
      * and flushes after.
      */
     private void wrap(ByteBuffer[] srcs) throws IOException {
+        int packet = engine.getSession().getPacketBufferSize();
+        if (!netOut.hasRemaining() && netOut.capacity() < packet * MAX_RECORDS_BUFFERED
+                && remainingBytes(srcs) > netOut.capacity()) {
+            // all sent, and more to seal than fits: a bulk transfer, which larger socket writes serve better
+            netOut = allocate(Math.min(netOut.capacity() * 2, packet * MAX_RECORDS_BUFFERED)).flip();
+        }
         netOut.compact();
         try {
             while (netOut.remaining() >= engine.getSession().getPacketBufferSize()) {
@@ -340,6 +370,14 @@ final class TlsSession {
         } finally {
             netOut.flip();
         }
+    }
+
+    private static long remainingBytes(ByteBuffer[] bs) {
+        long n = 0;
+        for (ByteBuffer b : bs) {
+            n += b.remaining();
+        }
+        return n;
     }
 
     static boolean remaining(ByteBuffer[] bs) {
