@@ -33,8 +33,9 @@ public final class FfmProvider extends UcxProvider<FfmNode> {
     }
 
     /**
-     * Measured 1 per connection on UCX shared memory (the memfd of the shared ring) and 1 on {@code UCX_TLS=tcp}
-     * (UCX's tcp socket); 2 stated, for a connection that has both.
+     * The memfd of the shared ring on UCX shared memory, until its writer has claimed it (closed at the next ring's
+     * creation: measured 0 per connection once set up), and UCX's tcp socket on {@code UCX_TLS=tcp} (1 from a client
+     * process of its own); 2 stated, for a connection that has both (a peer on another host never claims the ring).
      */
     @Override
     public int descriptorsPerChannel() {

@@ -22,6 +22,8 @@ import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A receive ring in shared memory that the writer on the same host maps and copies into itself, where UCX would
@@ -108,6 +110,9 @@ final class SharedRing implements AutoCloseable {
     private static final int STATX_BASIC_STATS = 0x7ff;
     private static final int STATX_LENGTH = 256;
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** Owner rings whose memfd is open for a writer that has not claimed them yet ({@link #releaseClaimed}). */
+    private static final ConcurrentLinkedQueue<SharedRing> UNCLAIMED = new ConcurrentLinkedQueue<>();
+    private static final int RELEASE_BATCH = 16;
     private static final byte[] BOOT_ID = bootId();
     /** {@code -Dio.rdmacomm.ucx.sharedRings=false} turns shared rings off (to compare with the active messages). */
     private static final boolean ENABLED = !"false".equals(System.getProperty("io.rdmacomm.ucx.sharedRings"));
@@ -117,13 +122,16 @@ final class SharedRing implements AutoCloseable {
     private final ByteBuffer ring;
     private final ByteBuffer control;
     private final byte[] advert;
-    /** The owner's memfd (kept open for the writer to open), -1 on the writer's side. */
-    private final int fd;
+    /**
+     * The owner's memfd, open for the writer to open until it has claimed the ring (then closed by
+     * {@link #releaseClaimed}); -1 on the writer's side and once closed.
+     */
+    private final AtomicInteger fd;
 
     private SharedRing(Arena arena, MemorySegment mapping, int fd, byte[] advert) {
         this.arena = arena;
         this.mapping = mapping;
-        this.fd = fd;
+        this.fd = new AtomicInteger(fd);
         this.advert = advert;
         this.ring = mapping.asSlice(HEADER).asByteBuffer();
         this.control = mapping.asSlice(CONTROL_OFFSET, CONTROL_LENGTH).asByteBuffer();
@@ -144,6 +152,7 @@ final class SharedRing implements AutoCloseable {
 
     /** The owner's side: a sealed memfd of {@link #HEADER} plus {@code length} bytes, mapped, with a fresh token. */
     static SharedRing create(int length) throws IOException {
+        releaseClaimed();
         long size = HEADER + (long) length;
         int fd;
         try (Arena scratch = Arena.ofConfined()) {
@@ -166,7 +175,9 @@ final class SharedRing implements AutoCloseable {
             MemorySegment.copy(MemorySegment.ofArray(token), 0, mapping, 4, 16);
             byte[] advert = new Advert(ProcessHandle.current().pid(), fd, size, BOOT_ID, token).encode();
             done = true;
-            return new SharedRing(arena, mapping, fd, advert);
+            SharedRing ring = new SharedRing(arena, mapping, fd, advert);
+            UNCLAIMED.add(ring);
+            return ring;
         } finally {
             if (!done) {
                 closeFd(fd);
@@ -393,7 +404,7 @@ final class SharedRing implements AutoCloseable {
         VarHandle.storeStoreFence();
     }
 
-    /** Unmaps (and on the owner's side closes the memfd); a copy racing this fails rather than faulting. */
+    /** Unmaps (and on the owner's side closes the memfd if still open); a copy racing this fails rather than faulting. */
     @Override
     public void close() {
         try {
@@ -401,9 +412,64 @@ final class SharedRing implements AutoCloseable {
         } catch (IllegalStateException alreadyClosed) {
             // closed before
         }
-        if (fd >= 0) {
-            closeFd(fd);
+        int f = fd.getAndSet(-1);
+        if (f >= 0) {
+            closeFd(f);
         }
+    }
+
+    /**
+     * Closes the memfds of this process's owner rings that their writers have claimed; stops after finding
+     * {@link #RELEASE_BATCH} rings not claimed yet (looked at again on a later call) or going once round. A claimed
+     * ring needs no descriptor: both sides keep their mappings, and no one else may open it any more, so a
+     * connection on shared memory holds no descriptor for its ring once set up. Called at each ring's creation, so
+     * the rings of the last connections set up keep theirs until the next one.
+     */
+    static void releaseClaimed() {
+        SharedRing first = null;
+        for (int kept = 0; kept < RELEASE_BATCH; ) {
+            SharedRing r = UNCLAIMED.poll();
+            if (r == null) {
+                return;
+            }
+            if (r == first) {
+                UNCLAIMED.add(r); // once round
+                return;
+            }
+            if (!r.releaseIfClaimed()) {
+                UNCLAIMED.add(r);
+                kept++;
+                if (first == null) {
+                    first = r;
+                }
+            }
+        }
+    }
+
+    /** Whether this owner ring needs no more looking at: its memfd closed now (claimed) or before (closed). */
+    private boolean releaseIfClaimed() {
+        int f = fd.get();
+        if (f < 0) {
+            return true;
+        }
+        long claim;
+        try {
+            claim = (long) CLAIM.getVolatile(mapping, (long) CLAIM_OFFSET);
+        } catch (IllegalStateException closed) {
+            return true; // unmapped meanwhile: its close closes the memfd
+        }
+        if (claim == 0) {
+            return false;
+        }
+        if (fd.compareAndSet(f, -1)) {
+            closeFd(f);
+        }
+        return true;
+    }
+
+    /** Whether the owner's memfd is still open (for tests). */
+    boolean descriptorOpen() {
+        return fd.get() >= 0;
     }
 
     private static MemorySegment map(int fd, long size, Arena arena) throws IOException {

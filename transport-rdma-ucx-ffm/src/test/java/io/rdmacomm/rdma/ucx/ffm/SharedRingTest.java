@@ -195,6 +195,33 @@ class SharedRingTest {
         }
     }
 
+    /**
+     * Once its writer has claimed a ring, the owner's memfd is closed at the next ring's creation: both mappings go
+     * on, nothing can open the ring any more (a replayed advert names a closed descriptor, or another ring whose
+     * token differs), and a ring not claimed yet keeps its memfd for its writer.
+     */
+    @Test
+    void aClaimedRingsDescriptorIsClosedAtTheNextCreationAndBothMappingsGoOn() throws Exception {
+        try (SharedRing owner = SharedRing.create(LENGTH);
+                SharedRing unclaimed = SharedRing.create(LENGTH);
+                SharedRing writer = SharedRing.map(owner.advert(), LENGTH)) {
+            assertTrue(owner.descriptorOpen(), "open until the next ring is made");
+            try (SharedRing next = SharedRing.create(LENGTH)) {
+                assertFalse(owner.descriptorOpen(), "the claimed ring's memfd");
+                assertTrue(unclaimed.descriptorOpen(), "the unclaimed ring's memfd");
+                assertTrue(next.descriptorOpen(), "the new ring's memfd");
+                writer.ring().putInt(8, 0xBEEF);
+                assertEquals(0xBEEF, owner.ring().getInt(8), "the writer's store reaches the owner");
+                assertThrows(CommunicatorException.class, () -> SharedRing.map(owner.advert(), LENGTH).close(),
+                        "a replay of the claimed ring's advert");
+                try (SharedRing second = SharedRing.map(unclaimed.advert(), LENGTH)) {
+                    second.ring().put(0, (byte) 7);
+                    assertEquals(7, unclaimed.ring().get(0), "the unclaimed ring is still open to its writer");
+                }
+            }
+        }
+    }
+
     @Test
     void aCopyIntoAClosedMappingFailsInsteadOfFaulting() throws Exception {
         try (SharedRing owner = SharedRing.create(LENGTH)) {
