@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -87,6 +88,52 @@ public abstract class ReadinessContractTest {
         writer.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
         assertArrayEquals(sent, got, "every byte, in order, read only as available() allowed");
         assertEquals(0, reader.available(), "nothing left");
+    }
+
+    /**
+     * A listener armed right after reads that waited for their bytes (which a busy-polling transport polls for, and
+     * may tell its peer so) still runs when the peer writes next: the reads' polling must not outlive them unseen.
+     */
+    @Test
+    @Timeout(60)
+    void aListenerArmedAfterReadsThatWaitedRunsOnThePeersNextBytes() throws Exception {
+        Pair p = h.pair();
+        Communicator client = p.client();
+        Communicator server = p.accepted();
+        int exchanges = 200;
+        CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> {
+            ByteBuffer b = ByteBuffer.allocate(8);
+            try {
+                for (int i = 0; i <= exchanges; i++) {
+                    server.readFully(b.clear());
+                    server.write(b.flip());
+                    server.sync();
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        ByteBuffer b = ByteBuffer.allocate(8);
+        for (long i = 0; i < exchanges; i++) {
+            client.write(b.clear().putLong(0, i));
+            client.sync();
+            client.readFully(b.clear());
+            assertEquals(i, b.getLong(0), "echo " + i);
+        }
+        CountDownLatch told = new CountDownLatch(1);
+        if (client.notifyReadable(told::countDown)) {
+            assertEquals(1, told.getCount(), "told before the peer wrote again");
+            client.write(b.clear().putLong(0, exchanges));
+            client.sync();
+            assertTrue(told.await(WAIT_SECONDS, TimeUnit.SECONDS), "the listener ran when the echo came");
+            assertTrue(client.available() > 0, "the echo is available");
+        } else {
+            client.write(b.clear().putLong(0, exchanges));
+            client.sync();
+        }
+        client.readFully(b.clear());
+        assertEquals(exchanges, b.getLong(0), "the last echo");
+        echo.get(WAIT_SECONDS, TimeUnit.SECONDS);
     }
 
     @Test

@@ -184,8 +184,9 @@ final class Connection implements ChannelHandler, AbstractCommunicator.Link {
     private final class Watched implements Liveness.Peer {
         @Override
         public long received() {
-            // a writer into our ring while we poll it sends no DATA: what it published counts as heard
-            return received + receiver.sharedTaken();
+            // a writer into our ring while the polling flag is up sends no DATA: what it published counts as heard,
+            // taken or not
+            return received + receiver.sharedPublished();
         }
 
         @Override

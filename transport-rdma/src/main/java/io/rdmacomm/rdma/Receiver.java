@@ -46,7 +46,11 @@ final class Receiver {
      * writer sends DATA only while no read polls. Null otherwise.
      */
     private SharedNotify shared;
-    /** The thread whose read polls {@link #shared} now, or null. */
+    /**
+     * The thread whose read polls {@link #shared}, or null: set while it spins, and kept after a read that got its
+     * bytes that way (the next read of a hot exchange polls again, and the writer sends no DATA between them), until
+     * that thread parks, or a reader waits for readiness ({@link #notifyReadable}) instead of polling.
+     */
     private volatile Thread sharedPoller;
     /** Ring end taken from {@link #shared}; guarded by {@code segments}, volatile for the liveness thread. */
     private volatile long sharedEnd;
@@ -99,10 +103,6 @@ final class Receiver {
         }
     }
 
-    /** Ring bytes taken from the published ring end so far: the peer's sign of life where it sends no DATA. */
-    long sharedTaken() {
-        return sharedEnd;
-    }
 
     RegionDescriptor ringDescriptor() {
         return ringRegion.descriptor();
@@ -128,6 +128,7 @@ final class Receiver {
         long deadline = Waiter.UNTIMED; // set by the first wait that reads the clock
         RegistrationCache.Entry entry = null;
         SocketTimeoutException timedOut = null;
+        boolean keepPolling = false;
         try {
             while (true) {
                 if (state.isClosed()) {
@@ -143,7 +144,9 @@ final class Receiver {
                     return n;
                 }
                 if (segmentReady()) {
-                    return copyFromRing(dst);
+                    int n = copyFromRing(dst);
+                    keepPolling = true;
+                    return n;
                 }
                 if (atEnd()) {
                     return -1;
@@ -160,9 +163,12 @@ final class Receiver {
                         advertise(dst, entry);
                     }
                 }
-                if (shared != null && sharedPoller == null && state.waiter.spins()) {
+                if (shared != null && sharedPoller != Thread.currentThread() && state.waiter.spins()) {
+                    boolean flagged = sharedPoller != null; // kept by an earlier reading thread
                     sharedPoller = Thread.currentThread();
-                    shared.polling(true);
+                    if (!flagged) {
+                        shared.polling(true);
+                    }
                 }
                 try {
                     deadline = state.waiter.awaitFor(readable, deadline, state.readTimeoutNanos, readWhat);
@@ -189,7 +195,9 @@ final class Receiver {
             }
             advertised = false;
             cancelling = false;
-            stopSharedPolling();
+            if (!keepPolling) {
+                stopSharedPolling();
+            }
         }
     }
 
@@ -200,9 +208,29 @@ final class Receiver {
      */
     void stopSharedPolling() {
         if (shared != null && sharedPoller == Thread.currentThread()) {
-            sharedPoller = null;
-            shared.polling(false);
-            pollShared();
+            endSharedPolling();
+        }
+    }
+
+    /** Clears the polling flag, whichever thread set it, and takes what was published meanwhile; the reading thread's. */
+    private void endSharedPolling() {
+        sharedPoller = null;
+        shared.polling(false);
+        pollShared();
+    }
+
+    /**
+     * The end of ring data the writer has published (or DATA notified): a sign of life of a writer that sends no DATA
+     * while the flag is up, even when nothing reads.
+     */
+    long sharedPublished() {
+        if (shared == null || state.isClosed()) {
+            return sharedEnd;
+        }
+        try {
+            return Math.max(sharedEnd, shared.ringEnd());
+        } catch (IllegalStateException unmapped) {
+            return sharedEnd; // the connection closed meanwhile and its ring went
         }
     }
 
@@ -243,6 +271,9 @@ final class Receiver {
     int available() throws IOException {
         if (state.isClosed()) {
             throw new ClosedChannelException();
+        }
+        if (shared != null) {
+            pollShared(); // bytes published without DATA while an earlier read kept the flag up
         }
         int n;
         synchronized (segments) {
@@ -296,6 +327,9 @@ final class Receiver {
 
     /** Runs {@code listener} once reading would not wait: at once if it would not now, else on the next event. */
     boolean notifyReadable(Runnable listener) {
+        if (shared != null && sharedPoller != null) {
+            endSharedPolling(); // from now on the writer's DATA wakes the listener
+        }
         readinessListener.set(listener);
         tellIfReadable();
         return true;
