@@ -103,7 +103,6 @@ final class Receiver {
         }
     }
 
-
     RegionDescriptor ringDescriptor() {
         return ringRegion.descriptor();
     }
