@@ -201,9 +201,10 @@ final class Receiver {
     }
 
     /**
-     * The reading thread stops polling the published ring end (its read returns, or its wait is about to park):
-     * clears the flag, then takes what the writer published meanwhile, when it may have seen the flag still set and
-     * sent no DATA. Anything published later comes with DATA.
+     * The thread that raised the polling flag stops polling the published ring end (its wait is about to park, or its
+     * read ends without bytes; a read that got bytes leaves the flag up): clears the flag, then takes what the writer
+     * published meanwhile, when it may have seen the flag still set and sent no DATA. Anything published later comes
+     * with DATA.
      */
     void stopSharedPolling() {
         if (shared != null && sharedPoller == Thread.currentThread()) {
