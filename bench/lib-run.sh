@@ -22,7 +22,11 @@ cleanup() {
     local pid
     for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$WORK"
+    if [[ -n "${BENCH_KEEP_WORK:-}" ]]; then
+        echo "logs kept in $WORK" >&2
+    else
+        rm -rf "$WORK"
+    fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -36,4 +36,22 @@ public interface CommunicatorProvider {
     default int descriptorsPerConnection(Endpoint endpoint) {
         return 8;
     }
+
+    /**
+     * The most file descriptors the serving process holds per peer process, beyond what each connection holds: what
+     * all connections from one process share (UCX's sockets to that process's worker, say). 0 by default: nothing is
+     * shared per peer.
+     */
+    default int descriptorsPerPeerProcess(Endpoint endpoint) {
+        return 0;
+    }
+
+    /**
+     * The most file descriptors the serving process holds for connections of {@code endpoint} however many there
+     * are, beyond {@link #descriptorsPerConnection} and {@link #descriptorsPerPeerProcess} (a bounded pool of
+     * descriptors kept for peers in setup, say). 0 by default.
+     */
+    default int descriptorsShared(Endpoint endpoint) {
+        return 0;
+    }
 }

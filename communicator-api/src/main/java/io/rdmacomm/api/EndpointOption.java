@@ -38,6 +38,10 @@ public enum EndpointOption {
             "on a server: peers in handshake at once; past it a newcomer takes the place of the one silent longest,"
                     + " once that one has sent nothing for a second, and while none has been silent that long the"
                     + " server leaves newcomers in the listen queue"),
+    MAX_PEERS("maxPeers", Type.SIZE, "1m", Set.of("rdma"),
+            "on a server: the most peer processes it holds connections from at once (a process's connections share"
+                    + " its transport's sockets to that process); a connection from one more is refused; servercomm"
+                    + " and kv-server lower it to what their descriptor limit holds"),
     MAX_REGISTERED("maxRegistered", Type.SIZE, "1g", Set.of(),
             "the most memory one connection may register: its regions, and on rdma:// also its ring,"
                     + " staging and zero-copy cache"),

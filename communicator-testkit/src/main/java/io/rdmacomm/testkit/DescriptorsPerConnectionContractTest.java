@@ -4,9 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmacomm.api.Communicator;
+import io.rdmacomm.api.CommunicatorProvider;
 import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.Endpoint;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,13 +22,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The file descriptors one accepted connection holds in the server: {@value #CLIENTS} clients, each in its own child
- * JVM ({@link HoldConnectionsMain}: peers in one process may share a transport connection, such as UCX's tcp, or a
- * shared-memory mapping), connect to a server in this JVM after a first one (which may set up what the server's
- * connections share, such as a provider's node); the descriptors this process holds then grew by at most
- * {@code CommunicatorProvider.descriptorsPerConnection} per connection (pipes to the child processes not counted).
+ * The file descriptors accepted connections hold in the server, against what the transport states
+ * ({@code CommunicatorProvider.descriptorsPerConnection}, and {@code descriptorsPerPeerProcess} for what the
+ * connections from one process share, such as UCX's tcp sockets to its worker). After a first connection (which may
+ * set up what all connections share, such as a provider's node), {@value #CLIENTS} clients each in a child JVM of
+ * its own ({@link HoldConnectionsMain}) connect, then {@value #CLIENTS} more from one child JVM; every connection
+ * carries a byte each way before it is counted. The descriptors this process holds may have grown by at most
+ * (per connection + per peer process) for each client of its own process, and by (per connection) for each of the
+ * clients sharing a process plus one peer process's (pipes to the child processes not counted).
  */
-@Timeout(120)
+@Timeout(180)
 public abstract class DescriptorsPerConnectionContractTest {
     private static final Logger LOG = LoggerFactory.getLogger(DescriptorsPerConnectionContractTest.class);
     static final int CLIENTS = 6;
@@ -41,41 +46,51 @@ public abstract class DescriptorsPerConnectionContractTest {
     }
 
     @Test
-    public void anAcceptedConnectionHoldsAtMostTheDescriptorsItsProviderStates() throws Exception {
+    public void acceptedConnectionsHoldAtMostTheDescriptorsTheirProviderStates() throws Exception {
         Endpoint endpoint = Endpoint.parse(serverUri);
-        int stated = Communicators.provider(endpoint.scheme()).descriptorsPerConnection(endpoint);
+        CommunicatorProvider provider = Communicators.provider(endpoint.scheme());
+        int perConnection = provider.descriptorsPerConnection(endpoint);
+        int perPeer = provider.descriptorsPerPeerProcess(endpoint);
         List<Communicator> accepted = new ArrayList<>();
+        List<Process> children = new ArrayList<>();
         try (Communicator server = Communicators.serve(serverUri + "&acceptTimeout=60s")) {
             String at = server.endpoint().toString();
             long base = descriptors(kinds());
-            Process first = hold(at, 1);
-            accepted.add(server.accept());
+            children.add(holdAndServe(server, at, 1, accepted));
             Map<String, Integer> kindsBefore = kinds();
             long afterFirst = descriptors(kindsBefore);
-            List<Process> rest = new ArrayList<>();
             for (int i = 0; i < CLIENTS; i++) {
-                rest.add(hold(at, 1));
-                accepted.add(server.accept());
+                children.add(holdAndServe(server, at, 1, accepted));
             }
             Map<String, Integer> added = kinds();
-            long after = descriptors(added);
+            long afterSeparate = descriptors(added);
             kindsBefore.forEach((k, n) -> added.merge(k, -n, Integer::sum));
             added.values().removeIf(n -> n == 0);
-            double per = (after - afterFirst) / (double) CLIENTS;
-            LOG.info("{}: descriptors in the server: {} serving, {} after the first connection, {} after {} more:"
-                    + " {} per connection (stated: {}); added by kind: {}", serverUri, base, afterFirst, after, CLIENTS,
-                    per, stated, added);
-            rest.add(first);
-            for (Process p : rest) {
+            children.add(holdAndServe(server, at, CLIENTS, accepted));
+            long afterShared = descriptors(kinds());
+            long separate = afterSeparate - afterFirst;
+            long shared = afterShared - afterSeparate;
+            LOG.info("{}: descriptors in the server: {} serving, {} after the first connection; {} clients of a process"
+                    + " each added {} ({} a client; stated {} per connection + {} per peer process), by kind {};"
+                    + " {} clients of one process added {} (stated {})", serverUri, base, afterFirst, CLIENTS,
+                    separate, separate / (double) CLIENTS, perConnection, perPeer, added, CLIENTS, shared,
+                    (long) CLIENTS * perConnection + perPeer);
+            for (Process p : children) {
                 p.getOutputStream().close();
                 assertEquals(0, p.waitFor(), "the holding client's exit status");
             }
-            assertTrue(after - afterFirst <= (long) stated * CLIENTS, CLIENTS + " connections added "
-                    + (after - afterFirst) + " descriptors to the server, more than the " + stated
-                    + " per connection its provider states");
+            assertTrue(separate <= (long) (perConnection + perPeer) * CLIENTS, CLIENTS + " clients of a process each"
+                    + " added " + separate + " descriptors to the server, more than the " + perConnection
+                    + " per connection and " + perPeer + " per peer process their provider states");
+            assertTrue(shared <= (long) perConnection * CLIENTS + perPeer, CLIENTS + " clients of one process added "
+                    + shared + " descriptors to the server, more than the " + perConnection + " per connection and "
+                    + perPeer + " for their process that their provider states");
         } finally {
             for (Communicator c : accepted) {
                 c.close();
+            }
+            for (Process p : children) {
+                p.destroyForcibly();
             }
         }
     }
@@ -104,10 +119,24 @@ public abstract class DescriptorsPerConnectionContractTest {
         return byKind;
     }
 
-    private static Process hold(String endpoint, int n) throws Exception {
+    /**
+     * A child JVM connecting {@code n} clients to {@code at}: accepts each, sends back the byte it wrote, and returns
+     * once the child has all of them.
+     */
+    private static Process holdAndServe(Communicator server, String at, int n, List<Communicator> accepted)
+            throws Exception {
         try (PeerSignals signals = PeerSignals.listen()) {
-            Process p = signals.start(ChildJvm.of(HoldConnectionsMain.class, List.of(endpoint, Integer.toString(n)))
+            Process p = signals.start(ChildJvm.of(HoldConnectionsMain.class, List.of(at, Integer.toString(n)))
                     .redirectError(ProcessBuilder.Redirect.INHERIT));
+            ByteBuffer one = ByteBuffer.allocateDirect(1);
+            for (int i = 0; i < n; i++) {
+                Communicator c = server.accept();
+                accepted.add(c);
+                one.clear();
+                c.readFully(one);
+                c.write(one.flip());
+                c.sync();
+            }
             if (signals.await("CONNECTED " + n, 60) == null) {
                 throw new AssertionError("the holding client ended before it connected " + n + " clients");
             }

@@ -337,6 +337,12 @@ final class BootstrapServer {
         c.agreeRingSize(ring);
         RdmaNode node = provider.node(local.getAddress(), RdmaChannel.Role.PASSIVE,
                 RdmaCommunicator.trustsPeers(endpoint));
+        String full = peersFull(node, hello.nodeAddress());
+        if (full != null) {
+            node.close();
+            BootstrapFrame.writeTo(p.socket, new BootstrapRefuse(full).encode());
+            throw new HandshakeException("bootstrap from " + p.peer + ": refused: " + full);
+        }
         RdmaChannel ch;
         try {
             ch = node.newChannel(p.peer, c);
@@ -353,6 +359,21 @@ final class BootstrapServer {
             throw new HandshakeException("bootstrap with " + p.peer + ": the peer does not read its WELCOME");
         }
         c.watchBootstrapSocket();
+    }
+
+    /**
+     * Why a connection from the node at {@code peerAddress} is refused: it would be a peer process past
+     * {@code maxPeers} (one whose transport connection the node does not hold yet); null if it is not.
+     */
+    private String peersFull(RdmaNode node, byte[] peerAddress) {
+        long maxPeers = endpoint.size(EndpointOption.MAX_PEERS);
+        int peers = node.peers();
+        if (peers < 0 || peers < maxPeers || node.reaches(peerAddress)) {
+            return null;
+        }
+        return "this server holds connections from " + peers + (peers == 1 ? " peer process" : " peer processes")
+                + ", its limit (maxPeers=" + maxPeers + "; servercomm and kv-server set it to what their descriptor"
+                + " limit holds): connect from a process it serves already, or later";
     }
 
     /** Completes connections whose engine HELLO arrived; drops those past their deadline. */

@@ -85,6 +85,20 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
                 : 1 + p.descriptorsPerChannel();
     }
 
+    /** What the provider the endpoint resolves to holds per peer process. */
+    @Override
+    public int descriptorsPerPeerProcess(Endpoint endpoint) {
+        RdmaProvider p = select(endpoint.string(EndpointOption.PROVIDER), providers());
+        return p == null ? 0 : p.descriptorsPerPeer();
+    }
+
+    /** What the provider the endpoint resolves to holds however many connections there are. */
+    @Override
+    public int descriptorsShared(Endpoint endpoint) {
+        RdmaProvider p = select(endpoint.string(EndpointOption.PROVIDER), providers());
+        return p == null ? 0 : p.descriptorsShared();
+    }
+
     /**
      * The provider {@code name} stands for: the one of that name, else the highest-ranked available one of the wire
      * family {@code name}, else that family's lowest-ranked; null if there is none of either on the class path.

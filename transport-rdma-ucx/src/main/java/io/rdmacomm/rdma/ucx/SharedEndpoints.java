@@ -79,6 +79,17 @@ public final class SharedEndpoints<E, C> {
         return s;
     }
 
+    /** The peer nodes this node holds endpoints to (one per peer process and interface). */
+    public synchronized int peers() {
+        return byAddress.size();
+    }
+
+    /** Whether a usable endpoint to the node at {@code address} exists, which a new channel to it would share. */
+    public synchronized boolean has(byte[] address) {
+        Shared<E, C> s = byAddress.get(ByteBuffer.wrap(address));
+        return s != null && !s.failed;
+    }
+
     /** {@code channel} leaves {@code s}; true if it was the last user, and the caller closes the endpoint. */
     public synchronized boolean release(Shared<E, C> s, C channel) {
         if (!s.users.remove(channel) || !s.users.isEmpty()) {

@@ -32,6 +32,19 @@ public interface RdmaNode extends AutoCloseable {
     default void pollingEnded() {
     }
 
+    /**
+     * The peer processes (their nodes) this node holds transport connections to, which all channels to that peer
+     * share; -1 where the provider does not count them (then {@code maxPeers} does not apply).
+     */
+    default int peers() {
+        return -1;
+    }
+
+    /** Whether a channel to the node at {@code peerAddress} would share a transport connection this node holds. */
+    default boolean reaches(byte[] peerAddress) {
+        return false;
+    }
+
     /** Drops the caller's reference; the last one releases the node (its channels must be closed by then). */
     @Override
     void close();

@@ -76,6 +76,20 @@ public interface RdmaProvider {
         return 7;
     }
 
+    /**
+     * The most file descriptors the server holds per peer process, shared by all connections from it (UCX: its
+     * sockets to that process's worker on UCX's tcp transport); a node that {@linkplain RdmaNode#peers() counts its
+     * peers} refuses a connection from one process past {@code maxPeers}. 0 by default.
+     */
+    default int descriptorsPerPeer() {
+        return 0;
+    }
+
+    /** The most file descriptors the provider holds however many connections there are (a bounded pool). */
+    default int descriptorsShared() {
+        return 0;
+    }
+
     /** Why this provider cannot run here (missing native library, no device), with the fix; empty if it can. */
     Optional<String> unavailabilityCause();
 

@@ -196,6 +196,16 @@ final class FfmNode implements RdmaNode {
     }
 
     @Override
+    public int peers() {
+        return endpoints.peers();
+    }
+
+    @Override
+    public boolean reaches(byte[] peerAddress) {
+        return endpoints.has(peerAddress);
+    }
+
+    @Override
     public byte[] address() {
         return address.clone();
     }

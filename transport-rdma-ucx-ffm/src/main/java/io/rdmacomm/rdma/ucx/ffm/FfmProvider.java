@@ -33,13 +33,27 @@ public final class FfmProvider extends UcxProvider<FfmNode> {
     }
 
     /**
-     * The memfd of the shared ring on UCX shared memory, until its writer has claimed it (closed at the next ring's
-     * creation: measured 0 per connection once set up), and UCX's tcp socket on {@code UCX_TLS=tcp} (1 from a client
-     * process of its own); 2 stated, for a connection that has both (a peer on another host never claims the ring).
+     * None of its own once set up: a shared ring's memfd is closed once its writer claimed it, and the rings not
+     * claimed yet are a bounded pool ({@link #descriptorsShared()}); UCX's sockets are per peer process.
      */
     @Override
     public int descriptorsPerChannel() {
+        return 0;
+    }
+
+    /**
+     * UCX's sockets to one peer process's worker on its tcp transport, one each way, shared by all channels to that
+     * process ({@code SharedEndpoints}); none on shared memory.
+     */
+    @Override
+    public int descriptorsPerPeer() {
         return 2;
+    }
+
+    /** The memfds of shared rings not claimed by their writers yet: at most {@link SharedRing#MAX_UNCLAIMED}. */
+    @Override
+    public int descriptorsShared() {
+        return SharedRing.MAX_UNCLAIMED;
     }
 
     @Override

@@ -112,7 +112,15 @@ final class SharedRing implements AutoCloseable {
     private static final SecureRandom RANDOM = new SecureRandom();
     /** Owner rings whose memfd is open for a writer that has not claimed them yet ({@link #releaseClaimed}). */
     private static final ConcurrentLinkedQueue<SharedRing> UNCLAIMED = new ConcurrentLinkedQueue<>();
-    private static final int RELEASE_BATCH = 16;
+    /** The rings in {@link #UNCLAIMED}. */
+    private static final AtomicInteger UNCLAIMED_COUNT = new AtomicInteger();
+    /**
+     * The most owner rings whose memfd stays open for a writer to claim: past it the oldest offer is withdrawn (its
+     * memfd closed), so a peer that never claims its ring (on another host, or one that refused it) holds no
+     * descriptor, and the process's descriptors for rings are bounded. A writer that comes after the withdrawal is
+     * refused and writes as active messages.
+     */
+    static final int MAX_UNCLAIMED = 64;
     private static final byte[] BOOT_ID = bootId();
     /** {@code -Dio.rdmacomm.ucx.sharedRings=false} turns shared rings off (to compare with the active messages). */
     private static final boolean ENABLED = !"false".equals(System.getProperty("io.rdmacomm.ucx.sharedRings"));
@@ -176,7 +184,9 @@ final class SharedRing implements AutoCloseable {
             byte[] advert = new Advert(ProcessHandle.current().pid(), fd, size, BOOT_ID, token).encode();
             done = true;
             SharedRing ring = new SharedRing(arena, mapping, fd, advert);
+            withdrawOldest(MAX_UNCLAIMED - 1);
             UNCLAIMED.add(ring);
+            UNCLAIMED_COUNT.incrementAndGet();
             return ring;
         } finally {
             if (!done) {
@@ -419,31 +429,35 @@ final class SharedRing implements AutoCloseable {
     }
 
     /**
-     * Closes the memfds of this process's owner rings that their writers have claimed; stops after finding
-     * {@link #RELEASE_BATCH} rings not claimed yet (looked at again on a later call) or going once round. A claimed
-     * ring needs no descriptor: both sides keep their mappings, and no one else may open it any more, so a
-     * connection on shared memory holds no descriptor for its ring once set up. Called at each ring's creation, so
-     * the rings of the last connections set up keep theirs until the next one.
+     * Closes the memfds of this process's owner rings that their writers have claimed, and forgets rings closed
+     * meanwhile; the rings not claimed yet keep their place (oldest first). A claimed ring needs no descriptor: both
+     * sides keep their mappings, and no one else may open it any more, so a connection on shared memory holds no
+     * descriptor for its ring once set up. Called at each ring's creation, so the rings of the last connections set
+     * up keep theirs until the next one; the queue holds at most {@link #MAX_UNCLAIMED}, so a pass is short.
      */
     static void releaseClaimed() {
-        SharedRing first = null;
-        for (int kept = 0; kept < RELEASE_BATCH; ) {
+        for (SharedRing r : UNCLAIMED) {
+            if (r.releaseIfClaimed() && UNCLAIMED.remove(r)) {
+                UNCLAIMED_COUNT.decrementAndGet();
+            }
+        }
+    }
+
+    /** Withdraws the oldest offers (closes their memfds) until at most {@code keep} rings are unclaimed. */
+    private static void withdrawOldest(int keep) {
+        while (UNCLAIMED_COUNT.get() > keep) {
             SharedRing r = UNCLAIMED.poll();
             if (r == null) {
                 return;
             }
-            if (r == first) {
-                UNCLAIMED.add(r); // once round
-                return;
-            }
-            if (!r.releaseIfClaimed()) {
-                UNCLAIMED.add(r);
-                kept++;
-                if (first == null) {
-                    first = r;
-                }
-            }
+            UNCLAIMED_COUNT.decrementAndGet();
+            r.closeDescriptor();
         }
+    }
+
+    /** Owner rings whose memfd is open for a writer not seen yet (for tests). */
+    static int unclaimed() {
+        return UNCLAIMED_COUNT.get();
     }
 
     /** Whether this owner ring needs no more looking at: its memfd closed now (claimed) or before (closed). */
@@ -465,6 +479,14 @@ final class SharedRing implements AutoCloseable {
             closeFd(f);
         }
         return true;
+    }
+
+    /** Closes the owner's memfd if it is still open: no writer can open the ring from now on. */
+    private void closeDescriptor() {
+        int f = fd.getAndSet(-1);
+        if (f >= 0) {
+            closeFd(f);
+        }
     }
 
     /** Whether the owner's memfd is still open (for tests). */

@@ -18,6 +18,8 @@ import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -218,6 +220,38 @@ class SharedRingTest {
                     second.ring().put(0, (byte) 7);
                     assertEquals(7, unclaimed.ring().get(0), "the unclaimed ring is still open to its writer");
                 }
+            }
+        }
+    }
+
+    /**
+     * Rings whose writer never comes (a peer on another host, or one that refused the ring) keep no descriptor for
+     * long: past {@link SharedRing#MAX_UNCLAIMED} open offers the oldest is withdrawn, its memfd closed, and a writer
+     * that comes after is refused (it writes as active messages); the newest offers stay open.
+     */
+    @Test
+    void pastTheCapTheOldestUnclaimedRingsAreWithdrawn() throws Exception {
+        List<SharedRing> rings = new ArrayList<>();
+        try {
+            for (int i = 0; i < SharedRing.MAX_UNCLAIMED + 8; i++) {
+                rings.add(SharedRing.create(LENGTH));
+                assertTrue(SharedRing.unclaimed() <= SharedRing.MAX_UNCLAIMED, SharedRing.unclaimed() + " open");
+            }
+            SharedRing oldest = rings.get(0);
+            assertFalse(oldest.descriptorOpen(), "the oldest offer's memfd");
+            assertThrows(CommunicatorException.class, () -> SharedRing.map(oldest.advert(), LENGTH).close(),
+                    "a writer after the withdrawal");
+            SharedRing newest = rings.get(rings.size() - 1);
+            assertTrue(newest.descriptorOpen(), "the newest offer's memfd");
+            try (SharedRing writer = SharedRing.map(newest.advert(), LENGTH)) {
+                writer.ring().put(0, (byte) 9);
+                assertEquals(9, newest.ring().get(0), "the newest ring is open to its writer");
+            }
+            long open = rings.stream().filter(SharedRing::descriptorOpen).count();
+            assertTrue(open <= SharedRing.MAX_UNCLAIMED, open + " of " + rings.size() + " memfds open");
+        } finally {
+            for (SharedRing r : rings) {
+                r.close();
             }
         }
     }

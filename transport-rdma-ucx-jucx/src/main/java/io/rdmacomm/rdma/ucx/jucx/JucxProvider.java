@@ -82,10 +82,19 @@ public final class JucxProvider extends UcxProvider<JucxNode> {
                 + why + "; provider=ucx-jucx chooses it without this notice";
     }
 
-    /** Measured 1 per connection (UCX's tcp socket) on UCX's default transports and on {@code UCX_TLS=tcp}. */
+    /** None of its own: UCX's sockets are per peer process. */
     @Override
     public int descriptorsPerChannel() {
-        return 1;
+        return 0;
+    }
+
+    /**
+     * UCX's sockets to one peer process's worker on its tcp transport (on UCX's default transports too), one each
+     * way, shared by all channels to that process ({@code SharedEndpoints}).
+     */
+    @Override
+    public int descriptorsPerPeer() {
+        return 2;
     }
 
     @Override
