@@ -48,8 +48,8 @@ public final class ServerMain implements Callable<Integer> {
 
     @Option(names = "--max-sessions", paramLabel = "N", defaultValue = "10000",
             description = "sessions served at once; further clients are refused as busy (session) or closed at once"
-                    + " (gvirtus); lowered at start to what the descriptor limit (ulimit -n) holds, which is printed"
-                    + " (default: ${DEFAULT-VALUE})")
+                    + " (gvirtus); lowered at start to what the descriptor limit (ulimit -n) holds, which is printed;"
+                    + " on rdma:// the endpoint's maxPeers too (default: ${DEFAULT-VALUE})")
     private int maxSessions;
 
     @Option(names = "--max-input", paramLabel = "SIZE", defaultValue = "256m", converter = Cli.SizeConverter.class,

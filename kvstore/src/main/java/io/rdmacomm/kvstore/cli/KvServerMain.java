@@ -50,7 +50,8 @@ public final class KvServerMain implements Callable<Integer> {
 
     @Option(names = "--max-sessions", paramLabel = "N", defaultValue = "10000",
             description = "clients served at once; further sessions are refused as busy; lowered at start to what the"
-                    + " descriptor limit (ulimit -n) holds, which is printed (default: ${DEFAULT-VALUE})")
+                    + " descriptor limit (ulimit -n) holds, which is printed; on an rdma:// data plane its maxPeers"
+                    + " too (default: ${DEFAULT-VALUE})")
     private int maxSessions;
 
     @Option(names = "--attach-timeout", paramLabel = "DURATION", defaultValue = "10s",
