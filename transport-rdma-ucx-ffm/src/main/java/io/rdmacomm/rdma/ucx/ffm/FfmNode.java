@@ -2,8 +2,8 @@ package io.rdmacomm.rdma.ucx.ffm;
 
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
-import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.ucx.SharedEndpoints;
+import io.rdmacomm.rdma.ucx.SharedEndpointsNode;
 import io.rdmacomm.rdma.ucx.UcxTransports;
 import io.rdmacomm.rdma.ucx.UcxWire;
 import io.rdmacomm.ucx.ffm.AmMessage;
@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * bootstrap exchanged together with the nodes' worker addresses. Endpoints are made from worker addresses, one per
  * peer worker ({@link SharedEndpoints}); UCX's listener and connection manager are not used.
  */
-final class FfmNode implements RdmaNode {
+final class FfmNode implements SharedEndpointsNode {
     private static final Logger LOG = LoggerFactory.getLogger(FfmNode.class);
     private static final int OP_MEMORY = FfmChannel.MAX_MESSAGE + UcxWire.WRITE_HEADER;
     /**
@@ -196,13 +196,8 @@ final class FfmNode implements RdmaNode {
     }
 
     @Override
-    public int peers() {
-        return endpoints.peers();
-    }
-
-    @Override
-    public boolean reaches(byte[] peerAddress) {
-        return endpoints.has(peerAddress);
+    public SharedEndpoints<?, ?> endpoints() {
+        return endpoints;
     }
 
     @Override

@@ -3,8 +3,8 @@ package io.rdmacomm.rdma.ucx.jucx;
 import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
-import io.rdmacomm.rdma.spi.RdmaNode;
 import io.rdmacomm.rdma.ucx.SharedEndpoints;
+import io.rdmacomm.rdma.ucx.SharedEndpointsNode;
 import io.rdmacomm.rdma.ucx.UcxProgress;
 import io.rdmacomm.rdma.ucx.UcxTransports;
 import io.rdmacomm.rdma.ucx.UcxWire;
@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * interface, server and client side (reference counted by {@link JucxProvider#node}); active messages are routed
  * to channels by the receiver id in their header.
  */
-final class JucxNode implements RdmaNode {
+final class JucxNode implements SharedEndpointsNode {
     private static final Logger LOG = LoggerFactory.getLogger(JucxNode.class);
 
     final UcpContext context;
@@ -180,13 +180,8 @@ final class JucxNode implements RdmaNode {
     }
 
     @Override
-    public int peers() {
-        return endpoints.peers();
-    }
-
-    @Override
-    public boolean reaches(byte[] peerAddress) {
-        return endpoints.has(peerAddress);
+    public SharedEndpoints<?, ?> endpoints() {
+        return endpoints;
     }
 
     @Override
