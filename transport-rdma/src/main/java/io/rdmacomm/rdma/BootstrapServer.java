@@ -66,6 +66,8 @@ final class BootstrapServer {
     private final long timeoutNanos;
     /** Peers between accept and ready at once. */
     private final int maxHandshakes;
+    /** Peer processes this server's node may hold connections from ({@code maxPeers}). */
+    private final long maxPeers;
     /** Authenticates clients (where the server has a shared secret) and refuses HELLOs this server cannot serve. */
     private final BootstrapAdmission admission;
     private final AcceptGuard guard;
@@ -89,6 +91,7 @@ final class BootstrapServer {
         this.selector = selector;
         this.acceptKey = acceptKey;
         this.maxHandshakes = maxHandshakes;
+        this.maxPeers = endpoint.size(EndpointOption.MAX_PEERS);
         this.timeoutNanos = endpoint.duration(EndpointOption.HANDSHAKE_TIMEOUT).toNanos();
         this.guard = new AcceptGuard(endpoint.toString(), LOG,
                 (peer, reason) -> BootstrapFrame.writeTo(peer, new BootstrapRefuse(reason).encode()));
@@ -366,7 +369,6 @@ final class BootstrapServer {
      * {@code maxPeers} (one whose transport connection the node does not hold yet); null if it is not.
      */
     private String peersFull(RdmaNode node, byte[] peerAddress) {
-        long maxPeers = endpoint.size(EndpointOption.MAX_PEERS);
         int peers = node.peers();
         if (peers < 0 || peers < maxPeers || node.reaches(peerAddress)) {
             return null;

@@ -80,7 +80,7 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
      */
     @Override
     public int descriptorsPerConnection(Endpoint endpoint) {
-        RdmaProvider p = select(endpoint.string(EndpointOption.PROVIDER), providers());
+        RdmaProvider p = providerOf(endpoint);
         return p == null ? CommunicatorProvider.super.descriptorsPerConnection(endpoint)
                 : 1 + p.descriptorsPerChannel();
     }
@@ -88,15 +88,20 @@ public final class RdmaCommunicatorProvider implements CommunicatorProvider {
     /** What the provider the endpoint resolves to holds per peer process. */
     @Override
     public int descriptorsPerPeerProcess(Endpoint endpoint) {
-        RdmaProvider p = select(endpoint.string(EndpointOption.PROVIDER), providers());
+        RdmaProvider p = providerOf(endpoint);
         return p == null ? 0 : p.descriptorsPerPeer();
     }
 
     /** What the provider the endpoint resolves to holds however many connections there are. */
     @Override
     public int descriptorsShared(Endpoint endpoint) {
-        RdmaProvider p = select(endpoint.string(EndpointOption.PROVIDER), providers());
+        RdmaProvider p = providerOf(endpoint);
         return p == null ? 0 : p.descriptorsShared();
+    }
+
+    /** The provider {@code endpoint}'s {@code provider} option stands for ({@link #select}), or null. */
+    private static RdmaProvider providerOf(Endpoint endpoint) {
+        return select(endpoint.string(EndpointOption.PROVIDER), providers());
     }
 
     /**
