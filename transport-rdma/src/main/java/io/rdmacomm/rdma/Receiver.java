@@ -330,15 +330,26 @@ final class Receiver {
         if (shared != null && sharedPoller != null) {
             endSharedPolling(); // from now on the writer's DATA wakes the listener
         }
+        if (readableNow()) {
+            // bytes (or an end) wait already: the listener runs here, before this returns, never on a transport
+            // thread that an event of the connection happens to wake meanwhile
+            readinessListener.set(null);
+            listener.run();
+            return true;
+        }
         readinessListener.set(listener);
         tellIfReadable();
         return true;
     }
 
+    /** Whether a read would not block now: bytes in order, the end, a failure or the close. */
+    private boolean readableNow() {
+        return segmentReady() || atEnd() || state.failure() != null || state.isClosed();
+    }
+
     /** On every event of the connection ({@link ConnectionState#wake}): runs the listener if one waits and reading would not. */
     void tellIfReadable() {
-        if (readinessListener.get() != null && (segmentReady() || atEnd() || state.failure() != null
-                || state.isClosed())) {
+        if (readinessListener.get() != null && readableNow()) {
             Runnable r = readinessListener.getAndSet(null);
             if (r != null) {
                 r.run();
