@@ -327,9 +327,11 @@ final class Sender {
         if (!direct.isFinished()) {
             state.waiter.await(direct.finishedOrFailed, Waiter.NO_DEADLINE, "write");
         }
-        if (!direct.isFinished() && state.isClosed()) {
-            // the one-sided write failed because this side closed under it (the provider refuses a closed
-            // channel's put, or its endpoint went): what a blocked write reports for an asynchronous close
+        if (state.isClosed()) {
+            // closed while the one-sided write was under way: the provider refused it, or finished it as the
+            // endpoint went. Either way this write was in progress when the close came, and reports what NIO's
+            // channels report then (a write that returned normally would leave the next call a plain
+            // ClosedChannelException, as if the close had come between the calls)
             throw new AsynchronousCloseException();
         }
         direct.check(what);
