@@ -63,6 +63,10 @@ start_servercomm() {
 server_threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
 server_fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 server_rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+# CPU time of a process (user + system, all threads), in milliseconds; 0 when it has ended
+process_cpu_ms() {
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
 # server_live_heap_kib PID: the JVM's heap in use after a full GC (young and old generations), in KiB, or null where
 # jcmd cannot tell
 server_live_heap_kib() {

@@ -10,6 +10,7 @@ import java.io.BufferedReader;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -112,6 +113,7 @@ public final class ConcurrentClients {
                 awaitGo(deadline);
             }
         }
+        long startCpu = processCpuNanos();
         long start = System.nanoTime();
         long startMillis = System.currentTimeMillis();
         for (int t = 0; t < threads; t++) {
@@ -129,13 +131,14 @@ public final class ConcurrentClients {
         awaitAll(phase, deadline);
         long connectNanos = System.nanoTime() - start;
         long endMillis = System.currentTimeMillis();
+        long connectCpuNanos = processCpuNanos() - startCpu;
         int connected = 0;
         for (Client c : held) {
             connected += c == null ? 0 : 1;
         }
         System.out.println(String.format(Locale.ROOT, "{\"phase\":\"connected\",\"clients\":%d,\"connected\":%d,"
-                + "\"connect_seconds\":%.3f,\"connect_start_ms\":%d,\"connect_end_ms\":%d}", clients, connected,
-                connectNanos / 1e9, startMillis, endMillis));
+                + "\"connect_seconds\":%.3f,\"connect_start_ms\":%d,\"connect_end_ms\":%d,\"connect_cpu_ms\":%d}",
+                clients, connected, connectNanos / 1e9, startMillis, endMillis, connectCpuNanos / 1_000_000));
         System.out.flush();
         if (hold) {
             awaitGo(deadline);
@@ -351,5 +354,11 @@ public final class ConcurrentClients {
                 // closing
             }
         }
+    }
+
+    /** CPU time of this process so far (all threads, user and system), in nanoseconds; -1 where unknown. */
+    private static long processCpuNanos() {
+        return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+                ? os.getProcessCpuTime() : -1;
     }
 }
