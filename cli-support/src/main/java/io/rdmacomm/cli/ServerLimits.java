@@ -23,18 +23,27 @@ public record ServerLimits(Endpoint endpoint, int maxSessions, DescriptorBudget.
      * transport's descriptors per connection plus {@code extraPerSession} (a control-plane connection, say).
      */
     public static ServerLimits of(Endpoint endpoint, int requestedSessions, int extraPerSession) {
+        return of(endpoint, requestedSessions, extraPerSession, 0);
+    }
+
+    /**
+     * As {@link #of(Endpoint, int, int)}, where each client process also holds {@code extraPerPeer} descriptors
+     * of the server beside the transport's own per peer process (a control-plane connection its sessions share,
+     * say): the plan's {@code maxPeers} then bounds those too.
+     */
+    public static ServerLimits of(Endpoint endpoint, int requestedSessions, int extraPerSession, int extraPerPeer) {
         CommunicatorProvider provider = Communicators.provider(endpoint.scheme());
         int perConnection = provider.descriptorsPerConnection(endpoint) + extraPerSession;
         boolean capped = EndpointOption.MAX_HANDSHAKES.appliesTo(endpoint.scheme());
         int handshakes = capped ? endpoint.intSize(EndpointOption.MAX_HANDSHAKES) : 1;
         boolean peersCapped = EndpointOption.MAX_PEERS.appliesTo(endpoint.scheme());
-        int perPeer = peersCapped ? provider.descriptorsPerPeerProcess(endpoint) : 0;
+        int perPeer = (peersCapped ? provider.descriptorsPerPeerProcess(endpoint) : 0) + extraPerPeer;
         DescriptorBudget.Plan plan = DescriptorBudget.planWithPeers(requestedSessions, perConnection, perPeer,
                 provider.descriptorsShared(endpoint), handshakes);
         Endpoint served = capped && plan.maxHandshakes() < handshakes
                 ? endpoint.with(EndpointOption.MAX_HANDSHAKES, Integer.toString(plan.maxHandshakes()))
                 : endpoint;
-        if (perPeer > 0) {
+        if (peersCapped && perPeer > 0) {
             long asked = served.size(EndpointOption.MAX_PEERS);
             if (asked > plan.maxPeers()) {
                 served = served.with(EndpointOption.MAX_PEERS, Integer.toString(plan.maxPeers()));

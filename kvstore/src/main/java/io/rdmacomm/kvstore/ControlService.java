@@ -38,10 +38,12 @@ final class ControlService extends KvControlGrpc.KvControlImplBase {
     private final String dataEndpoint;
     private final ScheduledExecutorService timer;
     private final Supplier<KvStats> stats;
+    private final ControlConnections connections;
 
     ControlService(Store store, Sessions sessions, KvServerConfig config, String dataEndpoint,
-            ScheduledExecutorService timer, Supplier<KvStats> stats) {
+            ScheduledExecutorService timer, Supplier<KvStats> stats, ControlConnections connections) {
         this.store = store;
+        this.connections = connections;
         this.sessions = sessions;
         this.config = config;
         this.dataEndpoint = dataEndpoint;
@@ -64,6 +66,7 @@ final class ControlService extends KvControlGrpc.KvControlImplBase {
     @Override
     public void openSession(OpenSessionRequest request, StreamObserver<OpenSessionReply> out) {
         answer(out, () -> {
+            connections.checkRoom();
             Sessions.Session s = sessions.open(request.getClientName());
             timer.schedule(() -> sessions.endIfUnattached(s), config.attachTimeout().toMillis(),
                     TimeUnit.MILLISECONDS);

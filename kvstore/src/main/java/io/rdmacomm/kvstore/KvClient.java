@@ -17,8 +17,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * A session with a kv server: a control-plane connection ({@link #control()}) and a data connection with a
- * registered buffer. {@link #get} has the server put the value into that buffer and returns a view of it;
+ * A session with a kv server: a control-plane connection ({@link #control()}, its own or one shared by the
+ * sessions of a process) and a data connection with a registered buffer. {@link #get} has the server put the value into that buffer and returns a view of it;
  * {@link #put} copies the value into the buffer and has the server get it from there. When the server sends values
  * inline ({@link ValueTransfer}), a GET's value is read from the data connection into the same buffer and a PUT's
  * is written after the request. One operation at a time: use one client per thread.
@@ -72,6 +72,8 @@ public final class KvClient implements AutoCloseable {
     }
 
     private final KvControlClient control;
+    /** Whether {@link #close()} closes {@link #control} too (false: the caller shares it between sessions). */
+    private final boolean ownsControl;
     private final Communicator data;
     private final ByteBuffer buffer;
     private final ByteBuffer view;
@@ -84,8 +86,10 @@ public final class KvClient implements AutoCloseable {
     private byte[] pendingKey;
     private long pendingLength;
 
-    private KvClient(KvControlClient control, Communicator data, ByteBuffer buffer, int maxKey, boolean inline) {
+    private KvClient(KvControlClient control, boolean ownsControl, Communicator data, ByteBuffer buffer, int maxKey,
+            boolean inline) {
         this.control = control;
+        this.ownsControl = ownsControl;
         this.data = data;
         this.buffer = buffer;
         this.view = buffer.asReadOnlyBuffer();
@@ -101,6 +105,25 @@ public final class KvClient implements AutoCloseable {
      */
     public static KvClient connect(String server, Options options) throws IOException {
         KvControlClient control = KvControlClient.connect(server, options.timeout());
+        try {
+            return open(control, true, options);
+        } catch (IOException | RuntimeException e) {
+            control.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Opens a session over a control plane that the caller shares between sessions (one gRPC connection for all
+     * the sessions of a process, where {@link #connect(String, Options)} opens one per session): the session's own
+     * data connection and buffer, as there. {@link #close()} leaves {@code control} open; the caller closes it
+     * after its sessions. On failure nothing of the session stays open.
+     */
+    public static KvClient connect(KvControlClient control, Options options) throws IOException {
+        return open(Objects.requireNonNull(control, "control"), false, options);
+    }
+
+    private static KvClient open(KvControlClient control, boolean ownsControl, Options options) throws IOException {
         Communicator data = null;
         try {
             OpenSessionReply session = control.openSession(options.clientName());
@@ -121,7 +144,8 @@ public final class KvClient implements AutoCloseable {
                 MemoryRegion region = data.register(buffer, Access.readWrite());
                 control.registerBuffer(session.getSessionId(), session.getToken(), region.descriptor().toBytes());
             }
-            return new KvClient(control, data, buffer, session.getMaxKeyBytes(), session.getValuesInline());
+            return new KvClient(control, ownsControl, data, buffer, session.getMaxKeyBytes(),
+                    session.getValuesInline());
         } catch (IOException | RuntimeException e) {
             if (data != null) {
                 try {
@@ -130,7 +154,6 @@ public final class KvClient implements AutoCloseable {
                     e.addSuppressed(suppressed);
                 }
             }
-            control.close();
             throw e;
         }
     }
@@ -334,13 +357,18 @@ public final class KvClient implements AutoCloseable {
         });
     }
 
-    /** Ends the session: closes the data connection (which ends the session on the server) and the control plane. */
+    /**
+     * Ends the session: closes the data connection (which ends the session on the server) and the control plane,
+     * unless it was shared ({@link #connect(KvControlClient, Options)}).
+     */
     @Override
     public void close() throws IOException {
         try {
             data.close();
         } finally {
-            control.close();
+            if (ownsControl) {
+                control.close();
+            }
         }
     }
 }

@@ -109,8 +109,10 @@ public final class KvServer implements AutoCloseable {
                         .bossEventLoopGroup(group)
                         .workerEventLoopGroup(group);
             }
+            ControlConnections controlConnections = new ControlConnections(config.maxControlConnections());
+            builder.addTransportFilter(controlConnections);
             builder.addService(new ControlService(store, sessions, config, advertised.toString(), timer,
-                    this::stats));
+                    this::stats, controlConnections));
             try {
                 g = builder.build().start();
             } catch (IOException e) {

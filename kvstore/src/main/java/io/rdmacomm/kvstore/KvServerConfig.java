@@ -25,10 +25,13 @@ import java.util.Objects;
  * @param controlEndpoint null: the control plane is gRPC on TCP at listenHost:listenPort; else an {@code rdma://}
  *     or {@code tcp://} endpoint at that host and port: gRPC runs on the project's communicators there (through
  *     transport-netty's channels), and clients connect with the same URI
+ * @param maxControlConnections control-plane (gRPC) connections served at once: past it a new session is refused
+ *     with RESOURCE_EXHAUSTED (the sessions of a client process can share one, {@link KvClient#connect(
+ *     KvControlClient, KvClient.Options)}); {@link Integer#MAX_VALUE}: no limit
  */
 public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEndpoint, long memoryBytes,
         long maxValueBytes, int maxKeyBytes, int maxSessions, Duration attachTimeout, ValueTransfer valueTransfer, int loops,
-        Duration loopSpin, Endpoint controlEndpoint) {
+        Duration loopSpin, Endpoint controlEndpoint, int maxControlConnections) {
 
     /** The largest pool: one direct buffer, offsets of 31 bits. */
     public static final long MAX_MEMORY = Integer.MAX_VALUE & -Allocator.ALIGN;
@@ -80,6 +83,10 @@ public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEnd
         if (attachTimeout.isNegative() || attachTimeout.isZero()) {
             throw new IllegalArgumentException("attach timeout must be positive, got " + attachTimeout);
         }
+        if (maxControlConnections < 1) {
+            throw new IllegalArgumentException("max control connections must be at least 1, got "
+                    + maxControlConnections);
+        }
     }
 
     /**
@@ -96,36 +103,36 @@ public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEnd
 
     /**
      * Defaults for the rest: 1k keys, 64 MiB pool, 1 MiB values, 256 sessions, 10 s to attach, AUTO transfer, one
-     * event loop spinning 50us when idle.
+     * event loop spinning 50us when idle, no limit on control-plane connections.
      */
     public static KvServerConfig of(String listenHost, int listenPort, Endpoint dataEndpoint) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, 64L << 20, 1L << 20, 1024, 256,
-                Duration.ofSeconds(10), ValueTransfer.AUTO, 1, DEFAULT_LOOP_SPIN, null);
+                Duration.ofSeconds(10), ValueTransfer.AUTO, 1, DEFAULT_LOOP_SPIN, null, Integer.MAX_VALUE);
     }
 
     public KvServerConfig withMemory(long bytes, long maxValue) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, bytes, maxValue, maxKeyBytes, maxSessions,
-                attachTimeout, valueTransfer, loops, loopSpin, controlEndpoint);
+                attachTimeout, valueTransfer, loops, loopSpin, controlEndpoint, maxControlConnections);
     }
 
     public KvServerConfig withLimits(int maxKey, int sessions, Duration attach) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKey, sessions,
-                attach, valueTransfer, loops, loopSpin, controlEndpoint);
+                attach, valueTransfer, loops, loopSpin, controlEndpoint, maxControlConnections);
     }
 
     public KvServerConfig withValueTransfer(ValueTransfer transfer) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
-                maxSessions, attachTimeout, transfer, loops, loopSpin, controlEndpoint);
+                maxSessions, attachTimeout, transfer, loops, loopSpin, controlEndpoint, maxControlConnections);
     }
 
     public KvServerConfig withLoops(int n) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
-                maxSessions, attachTimeout, valueTransfer, n, loopSpin, controlEndpoint);
+                maxSessions, attachTimeout, valueTransfer, n, loopSpin, controlEndpoint, maxControlConnections);
     }
 
     public KvServerConfig withLoopSpin(Duration spin) {
         return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
-                maxSessions, attachTimeout, valueTransfer, loops, spin, controlEndpoint);
+                maxSessions, attachTimeout, valueTransfer, loops, spin, controlEndpoint, maxControlConnections);
     }
 
     /**
@@ -134,7 +141,13 @@ public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEnd
      */
     public KvServerConfig withControlEndpoint(Endpoint e) {
         return new KvServerConfig(e.host(), e.port(), dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
-                maxSessions, attachTimeout, valueTransfer, loops, loopSpin, e);
+                maxSessions, attachTimeout, valueTransfer, loops, loopSpin, e, maxControlConnections);
+    }
+
+    /** At most {@code n} control-plane connections at once (see {@link #maxControlConnections()}). */
+    public KvServerConfig withMaxControlConnections(int n) {
+        return new KvServerConfig(listenHost, listenPort, dataEndpoint, memoryBytes, maxValueBytes, maxKeyBytes,
+                maxSessions, attachTimeout, valueTransfer, loops, loopSpin, controlEndpoint, n);
     }
 
     /** Whether values travel inside the data plane's messages rather than one-sided. */

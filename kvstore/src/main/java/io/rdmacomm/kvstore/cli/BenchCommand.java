@@ -33,8 +33,8 @@ final class BenchCommand implements Callable<Integer> {
     private long valueSize;
 
     @Option(names = {"-c", "--clients"}, paramLabel = "C", defaultValue = "1",
-            description = "concurrent clients, one session and one operation in flight each (default:"
-                    + " ${DEFAULT-VALUE})")
+            description = "concurrent clients, one session and one operation in flight each; the data path's"
+                    + " sessions share one control-plane connection (default: ${DEFAULT-VALUE})")
     private int clients;
 
     @Option(names = {"-t", "--threads"}, paramLabel = "T",

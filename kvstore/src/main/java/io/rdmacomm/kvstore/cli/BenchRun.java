@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.HdrHistogram.Histogram;
 
 /**
- * One benchmark: C sessions opened before measuring, K keys preloaded, a warm-up, then every client thread
+ * One benchmark: C sessions opened before measuring (data-path sessions share one control-plane connection; the
+ * control-plane benchmark gives each client its own), K keys preloaded, a warm-up, then every client thread
  * released at once for its share of the operations. A thread drives one client or several: it keeps one operation
  * in flight on each of its clients (sent, not yet answered) and takes their answers in turn, starting a client's next
  * operation as soon as it has the last one's answer, as redis-benchmark's event loop drives its connections. Each
@@ -78,7 +79,7 @@ final class BenchRun {
         });
         try (KvControlClient control = client.control()) {
             for (int i = 0; i < clients; i++) {
-                targets.add(open(i));
+                targets.add(open(i, control));
             }
             byte[] value = new byte[valueSize];
             new SplittableRandom(42).nextBytes(value);
@@ -139,11 +140,13 @@ final class BenchRun {
         return total * upTo / clients - total * before / clients;
     }
 
-    private Target open(int i) throws IOException {
+    /** Client {@code i}: a session sharing the run's control plane {@code shared}, or a control-plane client. */
+    private Target open(int i, KvControlClient shared) throws IOException {
         String name = "kv-client bench #" + i;
         if (dataPath) {
-            // each client registers what its values need, not --buffer: 16 clients of 64 MiB would be 1 GiB
-            KvClient kv = KvClient.connect(client.server, client.options(name).withBuffer(Math.max(valueSize, 4096)));
+            // each client registers what its values need, not --buffer: 16 clients of 64 MiB would be 1 GiB; the
+            // sessions of this process share one control-plane connection, as a program with many sessions does
+            KvClient kv = KvClient.connect(shared, client.options(name).withBuffer(Math.max(valueSize, 4096)));
             return new Target() {
                 @Override
                 public void startGet(byte[] key) throws IOException {

@@ -50,8 +50,10 @@ public final class KvServerMain implements Callable<Integer> {
 
     @Option(names = "--max-sessions", paramLabel = "N", defaultValue = "10000",
             description = "clients served at once; further sessions are refused as busy; lowered at start to what the"
-                    + " descriptor limit (ulimit -n) holds, which is printed; on an rdma:// data plane its maxPeers"
-                    + " too (default: ${DEFAULT-VALUE})")
+                    + " descriptor limit (ulimit -n) holds with one descriptor per session and one per client"
+                    + " process (its control-plane connection), which is printed; a session on a control-plane"
+                    + " connection past those is refused too; on an rdma:// data plane its maxPeers likewise"
+                    + " (default: ${DEFAULT-VALUE})")
     private int maxSessions;
 
     @Option(names = "--attach-timeout", paramLabel = "DURATION", defaultValue = "10s",
@@ -126,13 +128,14 @@ public final class KvServerMain implements Callable<Integer> {
         };
         KvServerConfig config;
         try {
-            // each session holds a control-plane connection besides its data connection
-            ServerLimits fit = ServerLimits.of(dataEndpoint, Math.max(1, maxSessions), 1);
+            // a session holds its data connection; a client process its control-plane connection, which its
+            // sessions share (KvClient.connect(KvControlClient, ...); one per session where they do not)
+            ServerLimits fit = ServerLimits.of(dataEndpoint, Math.max(1, maxSessions), 0, 1);
             System.err.println(fit.describe("kv-server", "sessions"));
             System.err.flush();
             config = new KvServerConfig(address.host(), address.port(), fit.endpoint(), memory, maxValue, maxKey,
                     maxSessions < 1 ? maxSessions : fit.maxSessions(), attachTimeout, transfer, loops, loopSpin,
-                    control);
+                    control, fit.plan().maxPeers());
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
