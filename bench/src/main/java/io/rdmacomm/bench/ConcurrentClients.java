@@ -34,7 +34,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code SocketChannel} per client against an accept-and-echo server ({@link NioAcceptEcho}), no handshake, no session.
  *
  * <p>Prints one JSON line when every client has tried to connect ({@code "phase":"connected"}, with the wall-clock
- * times the first connect started and the last ended, so a script can add up several processes), and with
+ * times the first connect started and the last ended, so a script can add up several processes, and the process's
+ * CPU time over that phase), and with
  * {@code --hold} then waits for a line on standard input before it sends (so a script can read the server at its
  * peak, all clients of all processes connected). The last line: clients, connected, verified, failed (with the first
  * failure), connect and total seconds. Exit status 0 only if every client verified every message.

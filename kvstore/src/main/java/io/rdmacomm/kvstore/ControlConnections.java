@@ -33,11 +33,6 @@ final class ControlConnections extends ServerTransportFilter {
         }
     }
 
-    /** The live connections. */
-    int live() {
-        return live.get();
-    }
-
     /**
      * Refuses a new session while more control connections are open than the server may hold (the one asking
      * counts itself).

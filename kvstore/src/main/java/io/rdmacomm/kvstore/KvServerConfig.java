@@ -26,7 +26,7 @@ import java.util.Objects;
  *     or {@code tcp://} endpoint at that host and port: gRPC runs on the project's communicators there (through
  *     transport-netty's channels), and clients connect with the same URI
  * @param maxControlConnections control-plane (gRPC) connections served at once: past it a new session is refused
- *     with RESOURCE_EXHAUSTED (the sessions of a client process can share one, {@link KvClient#connect(
+ *     as BUSY (gRPC's RESOURCE_EXHAUSTED; the sessions of a client process can share one, {@link KvClient#connect(
  *     KvControlClient, KvClient.Options)}); {@link Integer#MAX_VALUE}: no limit
  */
 public record KvServerConfig(String listenHost, int listenPort, Endpoint dataEndpoint, long memoryBytes,
