@@ -21,7 +21,8 @@ import java.util.Objects;
  * sessions of a process) and a data connection with a registered buffer. {@link #get} has the server put the
  * value into that buffer and returns a view of it; {@link #put} copies the value into the buffer and has the server
  * get it from there. When the server sends values inline ({@link ValueTransfer}), a GET's value is read from the
- * data connection into the same buffer and a PUT's is written after the request. One operation at a time: use one client per thread.
+ * data connection into the same buffer and a PUT's is written after the request. One operation at a time: use one
+ * client per thread.
  *
  * <pre>{@code
  * try (KvClient kv = KvClient.connect("127.0.0.1:50051", KvClient.Options.defaults())) {
