@@ -19,7 +19,8 @@ public enum EndpointOption {
     ACCEPT_TIMEOUT("acceptTimeout", Type.DURATION, "0", Set.of(),
             "how long accept() waits for a peer; 0 waits until close()"),
     READ_TIMEOUT("readTimeout", Type.DURATION, "0", Set.of(),
-            "how long read(), a blocked write() or sync(), and put()/get() wait for the peer (a put or get past it fails the connection on rdma://); 0 waits until the peer acts or close()"),
+            "how long read(), a blocked write() or sync(), and put()/get() wait for the peer (a put or get past it"
+                    + " fails the connection on rdma://); 0 waits until the peer acts or close()"),
     HANDSHAKE_TIMEOUT("handshakeTimeout", Type.DURATION, "10s", Set.of(),
             "how long the server waits for a new peer's handshake before dropping it"),
     LIVENESS("liveness", Type.DURATION, "30s", Set.of("tcp", "rdma"),
