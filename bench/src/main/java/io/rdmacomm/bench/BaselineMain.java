@@ -21,11 +21,12 @@ import picocli.CommandLine.Option;
                 + "SocketChannels (tcp://); raw-ucx-serve, raw-ucx-latency and raw-ucx-bandwidth the same over JUCX "
                 + "alone (rdma://); raw-ucx-put-bandwidth, raw-ucx-put-latency and raw-ucx-idle-put time JUCX's "
                 + "put + flush; aeron-pong and aeron-latency are an Aeron IPC ping-pong (the Java same-host anchor); "
-                + "memcpy the copy ceiling of one thread."},
+                + "memcpy the copy ceiling of one thread; core-to-core what the machine does between two cores."},
         subcommands = {NioBaseline.Serve.class, NioBaseline.Latency.class, NioBaseline.Bandwidth.class,
             JucxBaseline.Serve.class, JucxBaseline.Latency.class, JucxBaseline.Bandwidth.class,
             JucxBaseline.PutBandwidth.class, JucxBaseline.PutLatency.class, JucxBaseline.IdlePut.class,
-            AeronBaseline.Pong.class, AeronBaseline.Latency.class, AeronBaseline.Throughput.class, MemcpyBaseline.class})
+            AeronBaseline.Pong.class, AeronBaseline.Latency.class, AeronBaseline.Throughput.class, MemcpyBaseline.class,
+            CoreToCore.class})
 public final class BaselineMain {
     @Option(names = {"-e", "--endpoint"}, paramLabel = "URI", converter = Cli.EndpointConverter.class,
             description = "endpoint to serve or measure: tcp://host:port for raw-*, rdma://host:port for raw-ucx-*")

@@ -130,4 +130,29 @@ class BaselineMainTest extends CommandLineTest {
         assertEquals(200, r.get("iterations").asLong());
         assertTrue(r.get("p50_us").asDouble() > 0, r::toString);
     }
+
+    @Test
+    void coreToCoreMeasuresTheMachineAndRefusesBadCounts() throws Exception {
+        assertRefused("--round-trips must be positive, got 0", "core-to-core", "--round-trips", "0");
+        assertRefused("--seconds must be 0 to 3600, got -1.0", "core-to-core", "--seconds", "-1");
+        assertEquals(0, run("core-to-core", "--round-trips", "2000", "--handovers", "4", "--json"), err::toString);
+        JsonNode r = Json.MAPPER.readTree(out.toString());
+        assertEquals(2000, r.get("round_trips").asLong());
+        assertTrue(r.get("round_trip_ns").asDouble() > 0, r::toString);
+        assertTrue(r.get("handover_gb_per_s").asDouble() > 0, r::toString);
+    }
+
+    @Test
+    void coreToCoreOverSecondsSummarisesItsProbes() throws Exception {
+        assertEquals(0, run("core-to-core", "--seconds", "0.5", "--json"), err::toString);
+        JsonNode r = Json.MAPPER.readTree(out.toString());
+        assertTrue(r.get("probes").asInt() >= 1, r::toString);
+        double min = r.get("handover_gb_per_s_min").asDouble();
+        double median = r.get("handover_gb_per_s_median").asDouble();
+        assertTrue(min > 0 && min <= median && median <= r.get("handover_gb_per_s_max").asDouble(), r::toString);
+        double slow = r.get("slow_share").asDouble();
+        assertTrue(slow >= 0 && slow < 1, r::toString); // the best probe itself is never below half of itself
+        double windows = r.get("windows_min_over_median").asDouble();
+        assertTrue(windows > 0 && windows <= 1, r::toString);
+    }
 }
