@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Stopping the peer process (SIGSTOP, a second JVM: alive to the kernel and the transport, silent) ends the
  * survivor's blocked read, write and sync with the liveness {@link SocketTimeoutException}, with no read timeout
- * configured; a peer that is alive but idle, or that never reads, is left alone. A transport's test extends this
- * with its server endpoint.
+ * configured; a peer that is alive but idle, or that never reads, is left alone. With liveness off, readTimeout
+ * alone ends a write to a stopped peer, whatever the write waits for (socket space, ring credit, the completion of
+ * a one-sided write). A transport's test extends this with its server endpoint.
  */
 @Timeout(90)
 public abstract class PeerSilenceContractTest extends PeerProcessKit {
@@ -94,6 +95,29 @@ public abstract class PeerSilenceContractTest extends PeerProcessKit {
                 assertThrows(TimeoutException.class, () -> writer.get(ALIVE_MILLIS, TimeUnit.MILLISECONDS),
                         "a live peer that does not read is not failed");
                 stopPeerAndExpectSilence(writer, "write");
+            }
+        }
+    }
+
+    @Test
+    public void writeToAStoppedPeerEndsAfterTheReadTimeout() throws Exception {
+        try (Communicator server = Communicators.serve(serverUri + "&acceptTimeout=30s&liveness=0&readTimeout=2s"
+                + smallWindow())) {
+            peer = PeerProcess.start("sink", server);
+            try (Communicator survivor = server.accept()) {
+                peer.expect("CONNECTED");
+                peer.signal("STOP");
+                long stopped = System.nanoTime();
+                // the first bytes may find room (socket buffers, ring credit) or wait on the transport's answer
+                CompletableFuture<Void> writer = PeerProcess.writeUntilFailure(survivor);
+                ExecutionException e = assertThrows(ExecutionException.class,
+                        () -> writer.get(DETECT_SECONDS, TimeUnit.SECONDS), "only readTimeout can end this write");
+                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stopped);
+                SocketTimeoutException timeout = assertInstanceOf(SocketTimeoutException.class,
+                        e.getCause().getCause(), e.toString());
+                assertTrue(timeout.getMessage().contains("readTimeout"), timeout.getMessage());
+                LOG.info("write to a stopped peer failed {} ms after SIGSTOP: {}", millis, timeout.getMessage());
+                peer.signal("CONT");
             }
         }
     }

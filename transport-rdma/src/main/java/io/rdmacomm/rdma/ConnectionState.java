@@ -13,6 +13,7 @@ import java.nio.ByteBuffer;
 import java.net.SocketTimeoutException;
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 
 /**
  * What the parts of one connection share: its settings, the provider channel, the connection's state (failed,
@@ -100,6 +101,23 @@ final class ConnectionState implements Waiter.Poller {
     /** The read timeout as the message of a waiter: {@code "read (readTimeout 300ms)"}. */
     String readTimeoutWhat(String what) {
         return what + " (readTimeout " + Units.formatDuration(Duration.ofNanos(readTimeoutNanos)) + ")";
+    }
+
+    /**
+     * Waits until {@code ready} holds, at most readTimeout (none: until it does or the connection fails), for an
+     * operation whose fate only the transport or the peer can tell (a one-sided write's completion, a put's or get's
+     * answer). A timeout fails the connection: the operation may still be under way (the transport may hold it, a
+     * stalled peer may act on it once it runs again), so the connection cannot be trusted with more.
+     *
+     * @param what the operation, with its timeout ({@link #readTimeoutWhat}), for the timeout's message
+     */
+    void awaitOrFail(BooleanSupplier ready, String what) throws IOException {
+        try {
+            waiter.awaitFor(ready, Waiter.UNTIMED, readTimeoutNanos, what);
+        } catch (SocketTimeoutException e) {
+            fail(e);
+            throw e;
+        }
     }
 
     // ---- state -------------------------------------------------------------------------------------------------

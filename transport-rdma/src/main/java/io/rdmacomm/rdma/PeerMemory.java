@@ -12,14 +12,12 @@ import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RemoteRegion;
 import java.io.IOException;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,20 +54,6 @@ final class PeerMemory {
         this.state = state;
         this.putWhat = state.readTimeoutWhat("put");
         this.getWhat = state.readTimeoutWhat("get");
-    }
-
-    /**
-     * Waits for a put's or get's completion or answer, at most readTimeout (none: until it comes or the connection
-     * fails). A timeout fails the connection: the operation's fate is unknown (the transport may still hold it, a
-     * stalled peer may act on it once it runs again), so the connection cannot be trusted with more.
-     */
-    private void awaitOrFail(BooleanSupplier ready, String what) throws IOException {
-        try {
-            state.waiter.awaitFor(ready, Waiter.UNTIMED, state.readTimeoutNanos, what);
-        } catch (SocketTimeoutException e) {
-            state.fail(e);
-            throw e;
-        }
     }
 
     // ---- this side's regions -----------------------------------------------------------------------------------
@@ -288,11 +272,11 @@ final class PeerMemory {
         } else {
             ch.read(rr, remoteAddress, lr, localAddress, n, done);
         }
-        awaitOrFail(done.finishedOrFailed, put ? putWhat : getWhat);
+        state.awaitOrFail(done.finishedOrFailed, put ? putWhat : getWhat);
         done.check((put ? "put into " : "get from ") + pr.announced + " of " + state.peerName());
         if (placed >= 0) {
             long key = placed;
-            awaitOrFail(() -> acks.contains(key) || state.failure() != null, putWhat);
+            state.awaitOrFail(() -> acks.contains(key) || state.failure() != null, putWhat);
             if (!acks.remove(key)) {
                 throw new CommunicatorException("put into " + pr.announced + " of " + state.peerName() + " failed: "
                         + state.failure().getMessage(), state.failure());
@@ -309,7 +293,7 @@ final class PeerMemory {
         try {
             GetRequestMessage req = new GetRequestMessage(seq, pr.id, offset, n, localAddress, lr.descriptor());
             state.send(req.encode(ByteBuffer.allocate(req.encodedLength())));
-            awaitOrFail(() -> pending.answered || state.failure() != null, getWhat);
+            state.awaitOrFail(() -> pending.answered || state.failure() != null, getWhat);
         } finally {
             pendingGets.remove(seq);
         }

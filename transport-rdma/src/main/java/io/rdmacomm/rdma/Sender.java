@@ -45,6 +45,7 @@ final class Sender {
     private final ConnectionState state;
     private final String writeWhat;
     private final String syncWhat;
+    private final String directWhat;
     private ByteBuffer staging;
     private LocalRegion stagingRegion;
     private RemoteRegion peerRing;
@@ -98,6 +99,7 @@ final class Sender {
         this.state = state;
         this.writeWhat = state.readTimeoutWhat("write waiting for the reader's credit");
         this.syncWhat = state.readTimeoutWhat("sync");
+        this.directWhat = state.readTimeoutWhat("write waiting for its one-sided write's completion");
         this.direct = new OpCompletion(state);
         this.drained = () -> outstanding.get() == 0 || state.failure() != null;
         this.ringSpace = () -> peerRingSize - (ringWritten - peerRingConsumed) > 0 || state.failure() != null
@@ -325,7 +327,7 @@ final class Sender {
             ByteBuffer note, String what) throws IOException {
         state.channel().write(region, region.address() + src.position(), target, address, n, note, direct.reset());
         if (!direct.isFinished()) {
-            state.waiter.await(direct.finishedOrFailed, Waiter.NO_DEADLINE, "write");
+            state.awaitOrFail(direct.finishedOrFailed, directWhat);
         }
         if (state.isClosed()) {
             // closed while the one-sided write was under way: the provider refused it, or finished it as the
