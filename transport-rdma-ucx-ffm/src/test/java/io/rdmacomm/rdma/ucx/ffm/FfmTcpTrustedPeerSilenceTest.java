@@ -1,11 +1,20 @@
 package io.rdmacomm.rdma.ucx.ffm;
 
+import io.rdmacomm.testkit.PeerSilenceContractTest;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * {@link FfmTrustedPeerSilenceTest} with UCX_TLS=tcp (the surefire execution "ucx-tcp"); both JVMs inherit it. A put's
- * flush needs the stopped peer's answer there: only readTimeout (or liveness) ends the write that waits for it.
+ * {@link PeerSilenceContractTest} for rdma:// on ucx-ffm with oneSided=trusted (both JVMs: the peer connects to the
+ * server's endpoint, options included) and UCX_TLS=tcp (the surefire execution "ucx-tcp"): writes are puts, a flush
+ * and a notification, and a put's flush needs the stopped peer's answer, so only readTimeout (or liveness) ends the
+ * write that waits for it. (On UCX shared memory the writer places a put itself: a stopped peer shows as missing
+ * credit, as without one-sided access.)
  */
 @EnabledIfEnvironmentVariable(named = "UCX_TLS", matches = "tcp")
-class FfmTcpTrustedPeerSilenceTest extends FfmTrustedPeerSilenceTest {
+@ExtendWith(FfmTrustedPuts.class)
+class FfmTcpTrustedPeerSilenceTest extends PeerSilenceContractTest {
+    FfmTcpTrustedPeerSilenceTest() {
+        super(FfmTestHooks.TRUSTED_URI);
+    }
 }
