@@ -6,6 +6,8 @@ import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -21,22 +23,47 @@ import org.slf4j.LoggerFactory;
  * read that brings nothing, or in a write or sync the client does not drain. Time the server spends on its own
  * work (a routine, a group filling up) does not count. Works on every transport: closing unblocks the waiting
  * call, which then fails with a {@link SocketTimeoutException} naming the timeout. Every call is forwarded.
+ *
+ * <p>The calls that may wait cost no clock read and no allocation: each marks itself waiting in a word of its kind
+ * (reading, or writing and one-sided) with a number no call had before, and clears the mark when it returns. A
+ * timer looks at the words every quarter of the timeout; a word that holds the same waiting call for the timeout
+ * closes the peer, so a wait is noticed between the timeout and a quarter more.
  */
 final class IdleGuard implements Communicator {
     private static final Logger LOG = LoggerFactory.getLogger(IdleGuard.class);
-    private static final long NOT_WAITING = Long.MIN_VALUE;
+    private static final VarHandle READING;
+    private static final VarHandle WRITING;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            READING = l.findVarHandle(IdleGuard.class, "reading", long.class);
+            WRITING = l.findVarHandle(IdleGuard.class, "writing", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final Communicator peer;
     private final long timeout;
+    private final long period;
     private final ScheduledExecutorService timer;
-    private volatile long readingSince = NOT_WAITING;
-    private volatile long writingSince = NOT_WAITING;
+    /** The read under way (odd: a number no read had before) or none (even); see {@link #begin}. */
+    @SuppressWarnings("unused") // through READING
+    private long reading;
+    /** The same for writes, syncs, puts and gets. */
+    @SuppressWarnings("unused") // through WRITING
+    private long writing;
+    /** What the timer saw last in each word, and when it first saw it (the timer's own). */
+    private final long[] seen = new long[2];
+    private final long[] seenSince = new long[2];
     private volatile boolean expired;
     private volatile ScheduledFuture<?> check;
 
     private IdleGuard(Communicator peer, Duration timeout, ScheduledExecutorService timer) {
         this.peer = peer;
         this.timeout = timeout.toNanos();
+        this.period = Math.max(this.timeout / 4, TimeUnit.MILLISECONDS.toNanos(1));
         this.timer = timer;
     }
 
@@ -46,22 +73,22 @@ final class IdleGuard implements Communicator {
             return peer;
         }
         IdleGuard guard = new IdleGuard(peer, timeout, timer);
-        guard.schedule(guard.timeout);
+        guard.schedule();
         return guard;
     }
 
-    private void schedule(long delay) {
+    private void schedule() {
         if (peer.isOpen()) {
-            check = timer.schedule(this::check, delay, TimeUnit.NANOSECONDS);
+            check = timer.schedule(this::check, period, TimeUnit.NANOSECONDS);
         }
     }
 
     private void check() {
         long now = System.nanoTime();
-        long since = Math.min(startOf(readingSince, now), startOf(writingSince, now));
-        long waited = now - since;
+        long waited = Math.max(waited(0, (long) READING.getOpaque(this), now),
+                waited(1, (long) WRITING.getOpaque(this), now));
         if (waited < timeout) {
-            schedule(timeout - waited);
+            schedule();
             return;
         }
         expired = true;
@@ -74,8 +101,33 @@ final class IdleGuard implements Communicator {
         }
     }
 
-    private static long startOf(long since, long now) {
-        return since == NOT_WAITING ? now : since;
+    /** How long the call in word {@code i} (now {@code word}) has been seen waiting; 0 if none waits. */
+    private long waited(int i, long word, long now) {
+        if ((word & 1) == 0) {
+            seen[i] = word;
+            return 0;
+        }
+        if (word != seen[i]) {
+            seen[i] = word;
+            seenSince[i] = now;
+            return 0;
+        }
+        return now - seenSince[i];
+    }
+
+    /** Marks a call of the word's kind waiting: odd, and above every number before; returns the mark. */
+    private long begin(VarHandle word) {
+        long call = ((long) word.getOpaque(this) | 1) + 2;
+        word.setRelease(this, call);
+        return call;
+    }
+
+    /**
+     * The call returned: its word is even again. (Calls of one kind from two threads at once share the word, as a
+     * session's calls of one kind come from one thread: the first to return clears it for both.)
+     */
+    private void end(VarHandle word, long call) {
+        word.setRelease(this, call - 1);
     }
 
     private IOException translate(IOException e) {
@@ -89,51 +141,65 @@ final class IdleGuard implements Communicator {
         return t;
     }
 
-    /** A call on the peer that may wait for it. */
-    private interface Waiting<T> {
-        T call() throws IOException;
-    }
-
-    /** Runs {@code call}, counting the time it waits as the client's (reading, or writing and one-sided). */
-    private <T> T waiting(boolean reading, Waiting<T> call) throws IOException {
-        long now = System.nanoTime();
-        if (reading) {
-            readingSince = now;
-        } else {
-            writingSince = now;
-        }
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+        long call = begin(READING);
         try {
-            return call.call();
+            return peer.read(dst);
         } catch (IOException e) {
             throw translate(e);
         } finally {
-            if (reading) {
-                readingSince = NOT_WAITING;
-            } else {
-                writingSince = NOT_WAITING;
-            }
+            end(READING, call);
         }
     }
 
     @Override
-    public int read(ByteBuffer dst) throws IOException {
-        return waiting(true, () -> peer.read(dst));
+    public int available() throws IOException {
+        return peer.available();
+    }
+
+    @Override
+    public boolean notifyReadable(Runnable listener) {
+        return peer.notifyReadable(listener);
+    }
+
+    @Override
+    public boolean busyPoll(long nanos, java.util.function.BooleanSupplier until) {
+        return peer.busyPoll(nanos, until);
     }
 
     @Override
     public void write(ByteBuffer src) throws IOException {
-        waiting(false, () -> {
+        long call = begin(WRITING);
+        try {
             peer.write(src);
-            return null;
-        });
+        } catch (IOException e) {
+            throw translate(e);
+        } finally {
+            end(WRITING, call);
+        }
+    }
+
+    @Override
+    public int tryWrite(ByteBuffer src) throws IOException {
+        return peer.tryWrite(src);
+    }
+
+    @Override
+    public long tryWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        return peer.tryWrite(srcs, offset, length);
     }
 
     @Override
     public void sync() throws IOException {
-        waiting(false, () -> {
+        long call = begin(WRITING);
+        try {
             peer.sync();
-            return null;
-        });
+        } catch (IOException e) {
+            throw translate(e);
+        } finally {
+            end(WRITING, call);
+        }
     }
 
     /** Ends the watch, so no timer task outlives the session. */
@@ -187,17 +253,25 @@ final class IdleGuard implements Communicator {
 
     @Override
     public void put(ByteBuffer src, RegionDescriptor remote, long offset) throws IOException {
-        waiting(false, () -> {
+        long call = begin(WRITING);
+        try {
             peer.put(src, remote, offset);
-            return null;
-        });
+        } catch (IOException e) {
+            throw translate(e);
+        } finally {
+            end(WRITING, call);
+        }
     }
 
     @Override
     public void get(RegionDescriptor remote, long offset, ByteBuffer dst) throws IOException {
-        waiting(false, () -> {
+        long call = begin(WRITING);
+        try {
             peer.get(remote, offset, dst);
-            return null;
-        });
+        } catch (IOException e) {
+            throw translate(e);
+        } finally {
+            end(WRITING, call);
+        }
     }
 }

@@ -56,6 +56,14 @@ final class Receiver {
     private volatile long sharedEnd;
     /** End of the ring data DATA notified; guarded by {@code segments}. */
     private long dataEnd;
+    /**
+     * The last small chunk taken from the published end's line ({@link SharedNotify#takeInline}): its bytes, the
+     * ring cursor where it starts and its length (0: none). A read copies from here instead of the ring while the
+     * chunk lasts. The reading thread's.
+     */
+    private final byte[] inlineBytes = new byte[SharedNotify.INLINE_MAX];
+    private long inlineFrom;
+    private int inlineLength;
     /** Notified ring data; guarded by itself. */
     private final Segments segments = new Segments();
     private final ByteBuffer creditScratch = ByteBuffer.allocate(CreditMessage.LENGTH);
@@ -253,6 +261,13 @@ final class Receiver {
             return;
         }
         synchronized (segments) {
+            // one chunk, all of it new and not across the ring's end: perhaps in the end's line too
+            if (inlineLength == 0 && dataEnd <= sharedEnd
+                    && sharedEnd % state.ringSize + (end - sharedEnd) <= state.ringSize
+                    && shared.takeInline(sharedEnd, end, inlineBytes)) {
+                inlineFrom = sharedEnd;
+                inlineLength = (int) (end - sharedEnd);
+            }
             long from = Math.max(sharedEnd, dataEnd);
             while (from < end) {
                 int off = (int) (from % state.ringSize);
@@ -399,7 +414,17 @@ final class Receiver {
             length = segments.firstLength();
         }
         int n = Math.min(dst.remaining(), length);
-        dst.put(dst.position(), ring, (int) (cursor % state.ringSize), n);
+        if (inlineLength > 0 && cursor >= inlineFrom && cursor + n <= inlineFrom + inlineLength) {
+            dst.put(dst.position(), inlineBytes, (int) (cursor - inlineFrom), n);
+            if (cursor + n == inlineFrom + inlineLength) {
+                inlineLength = 0;
+            }
+        } else {
+            if (inlineLength > 0 && cursor + n >= inlineFrom + inlineLength) {
+                inlineLength = 0; // read past it from the ring
+            }
+            dst.put(dst.position(), ring, (int) (cursor % state.ringSize), n);
+        }
         dst.position(dst.position() + n);
         synchronized (segments) {
             segments.consume(n);

@@ -348,7 +348,7 @@ final class Sender {
                 // the bytes are in the peer's ring already: make them visible before the notification, which a
                 // reader polling the published end does not need
                 VarHandle.storeStoreFence();
-                if (shared != null && shared.publish(stagedFrom + n)) {
+                if (shared != null && shared.publish(stagedFrom + n, staging, off, n)) {
                     outstanding.decrementAndGet();
                 } else {
                     state.channel().send(DataMessage.encodeData(txScratch, stagedPos, stagedFrom, n),
