@@ -92,6 +92,49 @@ class SharedRingEngineTest {
         assertArrayEquals(data, received.get(30, TimeUnit.SECONDS));
     }
 
+    /**
+     * Small chunks a polling reader takes from the published end's line, read a few bytes at a time (from the middle
+     * of a chunk too) and whole, each acknowledged before the next is written so that it is published alone.
+     */
+    @Test
+    void smallChunksReadInPiecesFromTheEndsLineComeBackWhole() throws Exception {
+        int chunks = 2000;
+        open("?ringSize=64k&readTimeout=20s&busyPoll=10ms");
+        CompletableFuture<Void> reader = CompletableFuture.runAsync(() -> {
+            try {
+                for (int i = 0; i < chunks; i++) {
+                    int n = 1 + i % SharedNotify.INLINE_MAX;
+                    ByteBuffer got = ByteBuffer.allocate(n);
+                    int piece = 1 + i % 7;
+                    while (got.hasRemaining()) {
+                        ByteBuffer part = ByteBuffer.allocate(Math.min(piece, got.remaining()));
+                        accepted.readFully(part);
+                        got.put(part.flip());
+                    }
+                    for (int k = 0; k < n; k++) {
+                        assertEquals((byte) (i * 7 + k), got.get(k), "chunk " + i + ", byte " + k);
+                    }
+                    accepted.write(ByteBuffer.allocate(1));
+                    accepted.sync();
+                }
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        ByteBuffer ack = ByteBuffer.allocate(1);
+        for (int i = 0; i < chunks; i++) {
+            int n = 1 + i % SharedNotify.INLINE_MAX;
+            ByteBuffer src = ByteBuffer.allocate(n);
+            for (int k = 0; k < n; k++) {
+                src.put(k, (byte) (i * 7 + k));
+            }
+            client.write(src);
+            client.sync();
+            client.readFully(ack.clear());
+        }
+        reader.get(30, TimeUnit.SECONDS);
+    }
+
     @Test
     void aPollingReaderIsNotifiedThroughTheRingAndAParkedOneByData() throws Exception {
         int roundTrips = 1000;
