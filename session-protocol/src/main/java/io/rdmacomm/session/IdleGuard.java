@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -164,7 +165,7 @@ final class IdleGuard implements Communicator {
     }
 
     @Override
-    public boolean busyPoll(long nanos, java.util.function.BooleanSupplier until) {
+    public boolean busyPoll(long nanos, BooleanSupplier until) {
         return peer.busyPoll(nanos, until);
     }
 
