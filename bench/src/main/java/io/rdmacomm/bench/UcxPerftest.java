@@ -20,12 +20,14 @@ import java.util.regex.Pattern;
  * </pre>
  * Latencies are in microseconds and, for the ping-pong tests ({@code *_lat}), one-way: half a round trip; the
  * percentile column is the 50th unless {@code -R} said otherwise. For the bandwidth tests that column holds the
- * overhead per message instead. Bandwidth is in ucx_perftest's MB/s, which are MiB (2^20 bytes) per second.
+ * overhead per message instead. Bandwidth is in ucx_perftest's MB/s, which are MiB (2^20 bytes) per second. A run
+ * of few large messages prints {@code inf} in the average columns; only the percentile and overall ones are read.
  */
 final class UcxPerftest {
     static final String TRANSPORT = "ucx_perftest";
-    private static final Pattern FINAL = Pattern.compile("^Final:\\s+(\\d+)((?:\\s+[0-9.]+){7})\\s*$",
-            Pattern.MULTILINE);
+    /** The figures' columns; a short run's "average" columns may read inf (unused here, so allowed). */
+    private static final Pattern FINAL = Pattern.compile(
+            "^Final:\\s+(\\d+)((?:\\s+(?:[0-9.]+|inf|-?nan)){7})\\s*$", Pattern.MULTILINE);
     private static final double MIB = 1 << 20;
 
     private UcxPerftest() {

@@ -51,6 +51,16 @@ class UcxPerftestTest {
     }
 
     @Test
+    void aShortRunsInfiniteAverageColumnsAreNotRead() {
+        String output = HEADER.replace("latency (usec)", "overhead (usec)")
+                + "Final:                   256   4255.175       inf  4302.464        0.00    3718.80           0         232\n";
+        var r = assertInstanceOf(UcxPerftest.Bandwidth.class, UcxPerftest.parse("ucp_am_bw", 16 << 20, output));
+        assertEquals(256L * (16 << 20), r.totalBytes());
+        assertEquals(3718.80, r.mibPerS(), 1e-9);
+        assertEquals(232, r.messagesPerS(), 1e-9);
+    }
+
+    @Test
     void progressLinesBeforeTheFinalOneAreIgnored() {
         String output = HEADER
                 + "                      500000      0.170     0.380     0.380       20.10      20.10     2600000     2600000\n"
