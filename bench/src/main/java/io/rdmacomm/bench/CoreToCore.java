@@ -125,7 +125,6 @@ final class CoreToCore implements Callable<Integer> {
     /** Round trips of a counter between this thread and another: {@code untimed}, then {@code timed}; their nanos. */
     private static long pingPong(long untimed, long timed) throws InterruptedException {
         AtomicLong line = new AtomicLong();
-        long n = untimed;
         long total = untimed + timed;
         Thread partner = start("core-to-core pong", () -> {
             for (long i = 0; i < total; i++) {
@@ -133,9 +132,9 @@ final class CoreToCore implements Callable<Integer> {
                 line.set(2 * i + 2);
             }
         });
-        long start = n == 0 ? System.nanoTime() : 0;
+        long start = 0;
         for (long i = 0; i < total; i++) {
-            if (i == n && n > 0) {
+            if (i == untimed) {
                 start = System.nanoTime();
             }
             line.set(2 * i + 1);
@@ -155,7 +154,6 @@ final class CoreToCore implements Callable<Integer> {
         ByteBuffer pattern = ByteBuffer.allocateDirect(HANDOVER_SIZE);
         ByteBuffer copy = ByteBuffer.allocateDirect(HANDOVER_SIZE);
         AtomicLong turn = new AtomicLong();
-        int n = untimed;
         int total = untimed + timed;
         Thread partner = start("core-to-core copier", () -> {
             for (long i = 0; i < total; i++) {
@@ -164,9 +162,9 @@ final class CoreToCore implements Callable<Integer> {
                 turn.set(2 * i + 2);
             }
         });
-        long start = n == 0 ? System.nanoTime() : 0;
+        long start = 0;
         for (int i = 0; i < total; i++) {
-            if (i == n && n > 0) {
+            if (i == untimed) {
                 start = System.nanoTime();
             }
             pattern.putLong(0, i);
