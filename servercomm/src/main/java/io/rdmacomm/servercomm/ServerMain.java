@@ -80,7 +80,8 @@ public final class ServerMain implements Callable<Integer> {
     @Option(names = "--idle-timeout", paramLabel = "DURATION", defaultValue = "60s",
             converter = Cli.DurationConverter.class,
             description = "how long a session may keep the server waiting (blocked reading from or writing to its"
-                    + " client) before it is closed; 0 waits for ever (default: ${DEFAULT-VALUE})")
+                    + " client) before it is closed, noticed within a quarter of it more; 0 waits for ever (default:"
+                    + " ${DEFAULT-VALUE})")
     private Duration idleTimeout;
 
     @Option(names = "--max-call-input", paramLabel = "SIZE", defaultValue = "16m", converter = Cli.SizeConverter.class,
