@@ -144,6 +144,36 @@ public interface Communicator extends AutoCloseable {
     }
 
     /**
+     * Whether {@link #blockingPoll} can wait here: the transport has progress of its own that a thread can sleep on
+     * (rdma:// on ucx-ffm: the UCX worker's event descriptor). False by default.
+     */
+    default boolean canBlockingPoll() {
+        return false;
+    }
+
+    /**
+     * As {@link #busyPoll}, but sleeping in the transport's own wait instead of spinning: the calling thread waits up
+     * to {@code nanos} for the events of this connection's progress (shared with other connections), takes them in
+     * itself (their {@link #notifyReadable} listeners run on it) and returns once {@code until} is true, the time is
+     * up, or {@link #wakeBlockingPoll()} was called. Meanwhile the transport's progress thread stays aside, so an
+     * arrival wakes one thread, not a progress thread that then wakes the caller. For a thread serving many
+     * connections, such as an event loop, with nothing to do. One thread at a time waits on a transport's progress;
+     * a second caller returns false at once (wait another way). Returns whether {@code until} became true; false at
+     * once where {@link #canBlockingPoll()} is false.
+     */
+    default boolean blockingPoll(long nanos, java.util.function.BooleanSupplier until) {
+        return false;
+    }
+
+    /**
+     * Ends a {@link #blockingPoll} on this connection's progress early (its {@code until} is checked again): for the
+     * thread that made {@code until} true from elsewhere. Any thread may call it; it does nothing where
+     * {@link #canBlockingPoll()} is false or no thread waits.
+     */
+    default void wakeBlockingPoll() {
+    }
+
+    /**
      * Takes all remaining bytes of {@code src} (the buffer's position ends at its limit). The bytes may be
      * buffered; {@link #sync()} guarantees their delivery. Blocks while the peer is not consuming
      * (backpressure): nothing is ever dropped.

@@ -3,6 +3,7 @@ package io.rdmacomm.testkit;
 import static io.rdmacomm.testkit.Harness.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,6 +21,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -28,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * What a thread serving many connections relies on ({@link Communicator#available()},
- * {@link Communicator#notifyReadable}, {@link Communicator#busyPoll}), run against one transport with a one-line
+ * {@link Communicator#notifyReadable}, {@link Communicator#busyPoll}, {@link Communicator#blockingPoll}), run against one transport with a one-line
  * subclass, as {@link CommunicatorContractTest}. A transport that cannot tell what is readable must say so
  * (notifyReadable false, available 0): the tests then check that, and the transports this project ships all tell.
  */
@@ -280,6 +282,96 @@ public abstract class ReadinessContractTest {
             assertTrue(told.await(WAIT_SECONDS, TimeUnit.SECONDS));
         }
         assertEquals(1, awaitAvailable(reader));
+    }
+
+    /**
+     * A thread that sleeps in {@link Communicator#blockingPoll} takes the peer's bytes in itself: the listener runs on
+     * it, and it returns once its condition holds. Where the transport cannot wait so, it returns false at once.
+     */
+    @Test
+    @Timeout(60)
+    void blockingPollTakesArrivalsOnTheWaitingThread() throws Exception {
+        Pair p = h.pair();
+        Communicator reader = p.accepted();
+        if (!reader.canBlockingPoll()) {
+            long start = System.nanoTime();
+            assertFalse(reader.blockingPoll(TimeUnit.SECONDS.toNanos(WAIT_SECONDS), () -> false));
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(WAIT_SECONDS / 2),
+                    "false is returned at once, not after waiting");
+            return;
+        }
+        for (int round = 0; round < 20; round++) {
+            List<Thread> ranOn = new ArrayList<>();
+            CountDownLatch waiting = new CountDownLatch(1);
+            assertTrue(reader.notifyReadable(() -> {
+                synchronized (ranOn) {
+                    ranOn.add(Thread.currentThread());
+                }
+            }));
+            byte[] m = random(round, 50);
+            // the peer writes once the reader is inside the wait (its condition was looked at)
+            CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+                try {
+                    assertTrue(waiting.await(WAIT_SECONDS, TimeUnit.SECONDS));
+                    p.client().write(ByteBuffer.wrap(m));
+                    p.client().sync();
+                } catch (IOException | InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            boolean held = reader.blockingPoll(TimeUnit.SECONDS.toNanos(WAIT_SECONDS), () -> {
+                waiting.countDown();
+                synchronized (ranOn) {
+                    return !ranOn.isEmpty();
+                }
+            });
+            assertTrue(held, "round " + round + ": the wait ended when the bytes came, not on its timeout");
+            synchronized (ranOn) {
+                assertEquals(List.of(Thread.currentThread()), ranOn, "round " + round
+                        + ": the listener ran once, on the thread that waited");
+            }
+            writer.get(WAIT_SECONDS, TimeUnit.SECONDS);
+            assertArrayEquals(m, readAsALoopDoes(reader, m.length), "round " + round);
+        }
+    }
+
+    /** wakeBlockingPoll ends a wait at once, a wait with nothing to wake it ends on its timeout, one waiter at a time. */
+    @Test
+    @Timeout(60)
+    void blockingPollEndsWhenWokenOrOnItsTimeoutAndTakesOneWaiter() throws Exception {
+        Communicator server = h.serve();
+        Pair p = h.pair(server);
+        Pair other = h.pair(server);
+        Communicator reader = p.accepted();
+        if (!reader.canBlockingPoll()) {
+            assertFalse(reader.blockingPoll(TimeUnit.SECONDS.toNanos(WAIT_SECONDS), () -> false));
+            reader.wakeBlockingPoll(); // nothing to wake: does nothing
+            return;
+        }
+        long start = System.nanoTime();
+        assertFalse(reader.blockingPoll(TimeUnit.MILLISECONDS.toNanos(50), () -> false), "nothing made it hold");
+        long took = System.nanoTime() - start;
+        assertTrue(took >= TimeUnit.MILLISECONDS.toNanos(45) && took < TimeUnit.SECONDS.toNanos(WAIT_SECONDS / 2),
+                "a 50 ms wait took " + took / 1_000_000 + " ms");
+
+        AtomicBoolean flag = new AtomicBoolean();
+        CountDownLatch waiting = new CountDownLatch(1);
+        CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> reader.blockingPoll(
+                TimeUnit.SECONDS.toNanos(3 * WAIT_SECONDS), () -> {
+                    waiting.countDown();
+                    return flag.get();
+                }));
+        assertTrue(waiting.await(WAIT_SECONDS, TimeUnit.SECONDS), "the waiter started");
+        // its connections share the transport's progress: a second thread does not wait on it as well
+        long second = System.nanoTime();
+        assertFalse(other.accepted().blockingPoll(TimeUnit.SECONDS.toNanos(WAIT_SECONDS), () -> false),
+                "a second waiter on the same progress");
+        assertTrue(System.nanoTime() - second < TimeUnit.SECONDS.toNanos(WAIT_SECONDS / 2), "and at once");
+        long woken = System.nanoTime();
+        flag.set(true);
+        reader.wakeBlockingPoll();
+        assertTrue(waiter.get(WAIT_SECONDS, TimeUnit.SECONDS), "woken, its condition held");
+        assertTrue(System.nanoTime() - woken < TimeUnit.SECONDS.toNanos(WAIT_SECONDS / 2), "woken at once");
     }
 
     /** Reads {@code n} bytes as an event loop does: only what available() reports, re-arming when it is 0. */

@@ -170,6 +170,21 @@ final class IdleGuard implements Communicator {
     }
 
     @Override
+    public boolean canBlockingPoll() {
+        return peer.canBlockingPoll();
+    }
+
+    @Override
+    public boolean blockingPoll(long nanos, BooleanSupplier until) {
+        return peer.blockingPoll(nanos, until);
+    }
+
+    @Override
+    public void wakeBlockingPoll() {
+        peer.wakeBlockingPoll();
+    }
+
+    @Override
     public void write(ByteBuffer src) throws IOException {
         long call = begin(WRITING);
         try {

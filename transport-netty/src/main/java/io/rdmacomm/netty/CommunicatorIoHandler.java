@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -30,7 +31,10 @@ import java.util.function.Consumer;
  * <p>Readiness comes from the transports: a channel that wants to read submits {@link CommunicatorIoOps#READ}, which
  * arms {@link Communicator#notifyReadable}; the listener, run on a transport thread, queues the channel's
  * registration and wakes this loop, which then reads what {@link Communicator#available()} says is there without
- * blocking. When nothing is queued the loop parks until a listener, a task or a scheduled task wakes it; with a
+ * blocking. When nothing is queued the loop sleeps until a listener, a task or a scheduled task wakes it: where its
+ * connections' transport can ({@link Communicator#canBlockingPoll()}: rdma:// on ucx-ffm) it sleeps in that
+ * transport's own wait ({@link Communicator#blockingPoll}), taking arrivals in on this thread, so an arrival wakes
+ * this thread alone instead of a progress thread that then wakes this one; otherwise it parks. With a
  * {@code busyPollNanos} above zero it first spins that long in {@link Communicator#busyPoll} on one of its
  * connections (rdma:// takes arrivals on this thread then, not on a progress thread).
  *
@@ -43,6 +47,13 @@ public final class CommunicatorIoHandler implements IoHandler {
     /** The scheme an {@link java.net.InetSocketAddress} maps to when neither the channel nor the factory says. */
     public static final String DEFAULT_SCHEME = "tcp";
 
+    /**
+     * {@code -Dio.rdmacomm.netty.blockingPoll=false}: an idle loop parks and a transport thread wakes it on every
+     * arrival, instead of sleeping in the transport's own wait where it can ({@link Communicator#blockingPoll}).
+     */
+    private static final boolean BLOCKING_POLL =
+            !"false".equals(System.getProperty("io.rdmacomm.netty.blockingPoll"));
+
     private final String defaultScheme;
     private final long busyPollNanos;
     private final ConcurrentLinkedQueue<Registration> ready = new ConcurrentLinkedQueue<>();
@@ -51,6 +62,11 @@ public final class CommunicatorIoHandler implements IoHandler {
     private final Set<Registration> registrations = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
     private volatile Thread thread;
+    /** What {@link #idle} waits in while it sleeps in a communicator's {@link Communicator#blockingPoll}. */
+    private volatile Communicator waitingOn;
+    /** The communicator {@link #idle} polls or waits on; the loop thread's. */
+    private Communicator pollOn;
+    private final BooleanSupplier readyOrWoken = () -> !ready.isEmpty() || wakeupPending.get();
 
     private CommunicatorIoHandler(String defaultScheme, long busyPollNanos) {
         this.defaultScheme = defaultScheme;
@@ -133,24 +149,47 @@ public final class CommunicatorIoHandler implements IoHandler {
     }
 
     private void idle(IoHandlerContext context) {
-        if (busyPollNanos > 0) {
-            Communicator spinOn = anyCommunicator();
-            if (spinOn != null && spinOn.busyPoll(busyPollNanos, () -> !ready.isEmpty() || wakeupPending.get())) {
-                return;
-            }
+        Communicator on = anyCommunicator();
+        if (busyPollNanos > 0 && on != null && on.busyPoll(busyPollNanos, readyOrWoken)) {
+            return;
         }
         long delay = context.delayNanos(System.nanoTime());
-        if (delay <= 0 || !ready.isEmpty() || wakeupPending.get()) {
+        if (delay <= 0 || readyOrWoken.getAsBoolean()) {
             return;
+        }
+        if (BLOCKING_POLL && on != null && on.canBlockingPoll()) {
+            // sleep in the transport's own wait: an arrival then wakes this thread, not a progress thread that
+            // would wake it (wakeup() ends the wait through wakeBlockingPoll while waitingOn is set)
+            waitingOn = on;
+            try {
+                if (readyOrWoken.getAsBoolean()
+                        || on.blockingPoll(Math.min(delay, TimeUnit.SECONDS.toNanos(1)), readyOrWoken)) {
+                    return;
+                }
+            } finally {
+                waitingOn = null;
+            }
+            // the time is up, or another thread waits on that transport: park for what is left, if anything
+            delay = context.delayNanos(System.nanoTime());
+            if (delay <= 0 || readyOrWoken.getAsBoolean()) {
+                return;
+            }
         }
         // a wakeup between the checks and the park leaves a permit: the park returns at once
         LockSupport.parkNanos(this, Math.min(delay, TimeUnit.SECONDS.toNanos(1)));
     }
 
+    /** An open communicator of this loop's channels (the last one found while it stays open). */
     private Communicator anyCommunicator() {
+        Communicator c = pollOn;
+        if (c != null && c.isOpen()) {
+            return c;
+        }
+        pollOn = null;
         for (Registration r : registrations) {
-            Communicator c = r.handle.communicator();
+            c = r.handle.communicator();
             if (c != null && c.isOpen()) {
+                pollOn = c;
                 return c;
             }
         }
@@ -188,7 +227,14 @@ public final class CommunicatorIoHandler implements IoHandler {
         if (wakeupPending.compareAndSet(false, true)) {
             Thread t = thread;
             if (t != null && t != Thread.currentThread()) {
-                LockSupport.unpark(t);
+                // idle() sets waitingOn before it looks at wakeupPending, this reads it after setting that: a loop
+                // about to wait either sees the wakeup or is woken out of the wait
+                Communicator w = waitingOn;
+                if (w != null) {
+                    w.wakeBlockingPoll();
+                } else {
+                    LockSupport.unpark(t);
+                }
             }
         }
     }

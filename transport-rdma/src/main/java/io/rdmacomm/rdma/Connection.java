@@ -236,6 +236,21 @@ final class Connection implements ChannelHandler, AbstractCommunicator.Link {
     }
 
     @Override
+    public boolean canBlockingPoll() {
+        return state.canWait();
+    }
+
+    @Override
+    public boolean blockingPoll(long nanos, BooleanSupplier until) {
+        return receiver.blockingPoll(nanos, until);
+    }
+
+    @Override
+    public void wakeBlockingPoll() {
+        state.wakeWaiter();
+    }
+
+    @Override
     public void write(ByteBuffer src) throws IOException {
         sender.write(src);
     }

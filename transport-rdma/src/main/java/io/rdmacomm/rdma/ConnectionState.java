@@ -234,6 +234,25 @@ final class ConnectionState implements Waiter.Poller {
         return node.poll();
     }
 
+    /** Whether the node can {@link RdmaNode#waitAndPoll wait} on a caller's thread. */
+    boolean canWait() {
+        RdmaNode n = node;
+        return n != null && n.canWait();
+    }
+
+    /** As {@link RdmaNode#waitAndPoll}. */
+    boolean waitAndPoll(long nanos, java.util.function.BooleanSupplier until) {
+        return node.waitAndPoll(nanos, until);
+    }
+
+    /** As {@link RdmaNode#wakeWaiter()}. */
+    void wakeWaiter() {
+        RdmaNode n = node;
+        if (n != null) {
+            n.wakeWaiter();
+        }
+    }
+
     @Override
     public void pollingEnded() {
         Runnable r = pollingEndedHook;

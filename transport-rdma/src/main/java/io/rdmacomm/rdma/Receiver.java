@@ -340,6 +340,21 @@ final class Receiver {
         }
     }
 
+    /**
+     * Waits on the calling thread for the node's events, progressing them here, until {@code until} holds or
+     * {@code nanos} passed (see {@link ConnectionState#waitAndPoll}); counted as a read, as {@link #busyPoll} is.
+     */
+    boolean blockingPoll(long nanos, BooleanSupplier until) {
+        reading.incrementAndGet();
+        try {
+            return !state.isClosed() && state.waitAndPoll(nanos, until);
+        } finally {
+            if (reading.decrementAndGet() == 0 && state.isClosed()) {
+                leaving.wake();
+            }
+        }
+    }
+
     /** Runs {@code listener} once reading would not wait: at once if it would not now, else on the next event. */
     boolean notifyReadable(Runnable listener) {
         if (shared != null && sharedPoller != null) {

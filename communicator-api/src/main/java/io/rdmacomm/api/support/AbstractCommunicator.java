@@ -47,6 +47,20 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
             return false;
         }
 
+        /** As {@link Communicator#canBlockingPoll()}; the default cannot. */
+        default boolean canBlockingPoll() {
+            return false;
+        }
+
+        /** As {@link Communicator#blockingPoll}; the default cannot wait. */
+        default boolean blockingPoll(long nanos, java.util.function.BooleanSupplier until) {
+            return false;
+        }
+
+        /** As {@link Communicator#wakeBlockingPoll()}. */
+        default void wakeBlockingPoll() {
+        }
+
         /** As {@link Communicator#notifyReadable(Runnable)}; the default cannot tell. */
         default boolean notifyReadable(Runnable listener) {
             return false;
@@ -226,6 +240,26 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
     public final boolean busyPoll(long nanos, java.util.function.BooleanSupplier until) {
         L l = link;
         return l != null && !closed && l.busyPoll(nanos, until);
+    }
+
+    @Override
+    public final boolean canBlockingPoll() {
+        L l = link;
+        return l != null && !closed && l.canBlockingPoll();
+    }
+
+    @Override
+    public final boolean blockingPoll(long nanos, java.util.function.BooleanSupplier until) {
+        L l = link;
+        return l != null && !closed && l.blockingPoll(nanos, until);
+    }
+
+    @Override
+    public final void wakeBlockingPoll() {
+        L l = link;
+        if (l != null) {
+            l.wakeBlockingPoll();
+        }
     }
 
     @Override

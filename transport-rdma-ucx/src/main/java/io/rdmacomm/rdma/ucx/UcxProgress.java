@@ -9,18 +9,26 @@ import org.slf4j.LoggerFactory;
 /**
  * The progress thread of a UCX node, as both UCX providers run it: it progresses the worker and polls while an
  * operation is pending (a pending send gets no wake-up event), sleeps in {@code ucp_worker_wait} otherwise, and stays
- * off the CPU while an application thread busy-polls the node. A failure (up to an Error in a callback) is logged, at
- * most once a second, and progress goes on. A provider says what one round of progress is and what is pending.
+ * off the CPU while an application thread busy-polls the node or waits for its events in its place. A failure (up to
+ * an Error in a callback) is logged, at most once a second, and progress goes on. A provider says what one round of
+ * progress is and what is pending.
  */
 public abstract class UcxProgress {
     private static final Logger LOG = LoggerFactory.getLogger(UcxProgress.class);
-    private static final long POLL_PAUSE_NANOS = 20_000;
+    /** How long a poller pauses between looks while an operation is pending (it gets no event). */
+    protected static final long POLL_PAUSE_NANOS = 20_000;
     /**
      * How long the thread stays aside at a time while application threads poll: it looks again after this long and
      * stays aside for another period if one polled meanwhile, unless told polling ended ({@link #pollingEnded()});
      * bounds the delay of asynchronous progress if a poller vanishes.
      */
     private static final long APP_POLL_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /**
+     * As {@link #APP_POLL_GRACE_NANOS} while an application thread sleeps in the worker's wait in place of this one
+     * ({@link #beginAppWait()}): it has every event, so the thread looks less often (an idle server's loop may wait
+     * for hours); this bounds how late the thread takes over once the application thread stops coming back.
+     */
+    private static final long APP_WAIT_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /** Progress failures, at most one line a second: a failure that repeats must not flood the log. */
     private final RateLimitedLog failures = new RateLimitedLog(LOG);
     private volatile boolean running = true;
@@ -32,6 +40,8 @@ public abstract class UcxProgress {
      * since reading the clock on every poll was the largest cost of the busy-polling loop.
      */
     private volatile boolean appPolled;
+    /** Whether an application thread waits for the worker's events in place of this one ({@link #beginAppWait()}). */
+    private volatile boolean appWaiting;
     private Thread thread;
 
     /** Starts the thread, named {@code name}; once, at the end of the provider's constructor. */
@@ -64,12 +74,13 @@ public abstract class UcxProgress {
     private void run() {
         while (running) {
             try {
-                if (appPolled) {
-                    // a busy-polling application thread drives the worker: stay off its lock and off the CPU
-                    // (waking up every few microseconds costs the poller its core on a small machine)
+                if (appPolled || appWaiting) {
+                    // a busy-polling or waiting application thread drives the worker: stay off its lock and off the
+                    // CPU (waking up every few microseconds costs the poller its core on a small machine)
+                    boolean waiting = appWaiting;
                     appPolled = false;
                     asideForApp = true;
-                    LockSupport.parkNanos(this, APP_POLL_GRACE_NANOS);
+                    LockSupport.parkNanos(this, waiting ? APP_WAIT_GRACE_NANOS : APP_POLL_GRACE_NANOS);
                     asideForApp = false;
                     continue;
                 }
@@ -93,6 +104,11 @@ public abstract class UcxProgress {
         }
     }
 
+    /** Logs a failure of progress on an application thread, as the thread's own (at most one line a second). */
+    protected final void applicationFailed(Throwable e) {
+        failures.warn("UCX progress on an application thread failed: {}", e.toString(), e);
+    }
+
     /** Whether the thread sleeps in {@link #waitForEvents()}: who leaves work for it then {@link #signal()}s. */
     public final boolean sleeping() {
         return sleeping;
@@ -100,7 +116,7 @@ public abstract class UcxProgress {
 
     /** Signals the thread if it sleeps: work was left for it. */
     public final void wakeIfSleeping() {
-        if (sleeping) {
+        if (sleeping || appWaiting) {
             signal();
         }
     }
@@ -110,6 +126,22 @@ public abstract class UcxProgress {
         if (!appPolled) {
             appPolled = true; // written once per period, not on every poll
         }
+    }
+
+    /**
+     * An application thread is about to wait for the worker's events and progress them itself: the thread stays
+     * aside until {@link #endAppWait()} and a grace period after it; {@link #wakeIfSleeping()} signals the worker
+     * meanwhile. One application thread at a time.
+     */
+    protected final void beginAppWait() {
+        appWaiting = true;
+        applicationPolled();
+    }
+
+    /** The application thread of {@link #beginAppWait()} stopped waiting (it may come back within the grace period). */
+    protected final void endAppWait() {
+        appWaiting = false;
+        applicationPolled();
     }
 
     /** An application thread stopped polling: take over progress now rather than after the grace period. */

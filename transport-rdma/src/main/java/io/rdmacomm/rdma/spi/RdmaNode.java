@@ -28,6 +28,25 @@ public interface RdmaNode extends AutoCloseable {
      */
     boolean poll();
 
+    /** Whether {@link #waitAndPoll} can wait on this node (false by default). */
+    default boolean canWait() {
+        return false;
+    }
+
+    /**
+     * Waits on the calling thread up to {@code nanos} for the node's events and progresses them here, until
+     * {@code until} holds or {@link #wakeWaiter()} is called; the node's progress thread stays aside meanwhile. One
+     * thread at a time: another caller gets false at once, as every caller does where {@link #canWait()} is false.
+     * Returns {@code until}'s last value.
+     */
+    default boolean waitAndPoll(long nanos, java.util.function.BooleanSupplier until) {
+        return false;
+    }
+
+    /** Ends a {@link #waitAndPoll} early; any thread. */
+    default void wakeWaiter() {
+    }
+
     /** The caller stopped busy-polling and is about to wait: a progress thread that stepped aside resumes now. */
     default void pollingEnded() {
     }

@@ -61,6 +61,8 @@ public final class UcpWorker implements AutoCloseable {
   private final List<UcpListener> listeners = new CopyOnWriteArrayList<>();
   private final Map<Integer, AmMessage> amHandlers = new ConcurrentHashMap<>();
   private final MemorySegment errorStub;
+  /** {@link #awaitArmed}'s pollfd, made on first use; callers at the same time write the same values into it. */
+  private volatile MemorySegment pollfd;
 
   UcpWorker(UcpContext context, ThreadMode mode) {
     this.context = context;
@@ -152,6 +154,25 @@ public final class UcpWorker implements AutoCloseable {
       // -1 is EINTR in practice: report "maybe", the caller progresses and comes back
       return n != 0;
     }
+  }
+
+  /**
+   * Waits up to {@code timeoutNanos} (rounded up to a millisecond) for the event fd of a worker the caller
+   * {@linkplain #arm() armed}; {@link #signal()} ends the wait early. Allocates nothing after the first call.
+   * Returns {@code true} if there may be events to progress, {@code false} on timeout.
+   */
+  public boolean awaitArmed(long timeoutNanos) {
+    MemorySegment fds = pollfd;
+    if (fds == null) {
+      fds = arena.allocate(8, 4);
+      fds.set(ValueLayout.JAVA_INT, 0, eventFd());
+      fds.set(ValueLayout.JAVA_SHORT, 4, (short) 1); // POLLIN
+      pollfd = fds;
+    }
+    long millis = (Math.max(0, timeoutNanos) + 999_999) / 1_000_000;
+    int n = Native.poll(fds.address(), 1, (int) Math.min(Integer.MAX_VALUE, millis));
+    // -1 is EINTR in practice: report "maybe", the caller progresses and comes back
+    return n != 0;
   }
 
   /** Wakes a thread blocked in {@link #waitForEvents()} or {@link #awaitEvents}; any thread may call it. */

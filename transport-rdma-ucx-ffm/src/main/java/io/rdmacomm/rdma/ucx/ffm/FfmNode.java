@@ -337,6 +337,21 @@ final class FfmNode implements SharedEndpointsNode {
         progress.pollingEnded();
     }
 
+    @Override
+    public boolean canWait() {
+        return true;
+    }
+
+    @Override
+    public boolean waitAndPoll(long nanos, BooleanSupplier until) {
+        return progress.waitFromApplication(nanos, until);
+    }
+
+    @Override
+    public void wakeWaiter() {
+        progress.wakeIfSleeping();
+    }
+
     /**
      * Closes an endpoint and waits, bounded and not cut short by an interrupt (a worker destroyed under a pending
      * close trips an assertion in libucp), progressing the worker meanwhile; a close still pending at the deadline

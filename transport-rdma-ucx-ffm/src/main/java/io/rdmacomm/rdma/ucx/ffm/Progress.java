@@ -3,7 +3,9 @@ package io.rdmacomm.rdma.ucx.ffm;
 import io.rdmacomm.rdma.ucx.UcxProgress;
 import io.rdmacomm.ucx.ffm.UcpWorker;
 import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
@@ -27,6 +29,8 @@ final class Progress extends UcxProgress {
     private Op[] polling = new Op[64];
     private int pollingCount;
 
+    /** Held by the application thread that waits for the worker's events ({@link #waitFromApplication}). */
+    private final ReentrantLock waitLock = new ReentrantLock();
     private final IntSupplier drainDeferred;
     private final ReentrantLock lock;
 
@@ -126,20 +130,73 @@ final class Progress extends UcxProgress {
         return finished;
     }
 
+    /**
+     * Waits on an application thread, up to {@code nanos}, for the worker's events and progresses them there, until
+     * {@code until} holds or {@link #signal()}; the progress thread stays aside meanwhile. One application thread at
+     * a time: false at once for another. Returns {@code until}'s last value.
+     */
+    boolean waitFromApplication(long nanos, BooleanSupplier until) {
+        if (!waitLock.tryLock()) {
+            return false;
+        }
+        try {
+            beginAppWait();
+            long deadline = System.nanoTime() + nanos;
+            while (!until.getAsBoolean()) {
+                deferredWork = false;
+                if (progressOnce() > 0) {
+                    continue;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return until.getAsBoolean();
+                }
+                if (pendingCount > 0) {
+                    // a pending operation gets no event: look again soon, as the progress thread does
+                    LockSupport.parkNanos(this, Math.min(left, POLL_PAUSE_NANOS));
+                    continue;
+                }
+                boolean armed;
+                lock.lock();
+                try {
+                    armed = worker.arm(); // consumes a signal() made before it: false then, and we look again
+                } finally {
+                    lock.unlock();
+                }
+                if (armed && !deferredWork && !until.getAsBoolean()) {
+                    worker.awaitArmed(left);
+                }
+            }
+            return true;
+        } catch (RuntimeException e) {
+            // the caller waits another way; the progress thread takes over after its grace period
+            applicationFailed(e);
+            return false;
+        } finally {
+            endAppWait();
+            waitLock.unlock();
+        }
+    }
+
+    /** One round of progress on an application thread: the worker (unless another thread has it), pending ops. */
+    private int progressOnce() {
+        int n = 0;
+        if (lock.tryLock()) {
+            try {
+                n = worker.progress();
+            } finally {
+                lock.unlock();
+            }
+        }
+        return n + pollPending() + drainDeferred.getAsInt();
+    }
+
     /** Progresses on an application thread that busy-polls; false if nothing happened. */
     boolean pollFromApplication() {
         applicationPolled();
         try {
             // another thread progressing the worker is as good as this one doing it
-            int n = 0;
-            if (lock.tryLock()) {
-                try {
-                    n = worker.progress();
-                } finally {
-                    lock.unlock();
-                }
-            }
-            return n + pollPending() + drainDeferred.getAsInt() > 0;
+            return progressOnce() > 0;
         } catch (RuntimeException e) {
             return false;
         }
