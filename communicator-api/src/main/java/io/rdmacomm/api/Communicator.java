@@ -159,7 +159,9 @@ public interface Communicator extends AutoCloseable {
      * arrival wakes one thread, not a progress thread that then wakes the caller. For a thread serving many
      * connections, such as an event loop, with nothing to do. One thread at a time waits on a transport's progress;
      * a second caller returns false at once (wait another way). Returns whether {@code until} became true; false at
-     * once where {@link #canBlockingPoll()} is false.
+     * once where {@link #canBlockingPoll()} is false. After a call that returned true the progress thread expects
+     * the caller back and stays aside a little longer (ucx-ffm: up to 10 ms), so a caller that then sleeps elsewhere
+     * for long delays arrivals by up to that; after a call whose time was up it takes over at once.
      */
     default boolean blockingPoll(long nanos, java.util.function.BooleanSupplier until) {
         return false;

@@ -132,13 +132,15 @@ final class Progress extends UcxProgress {
 
     /**
      * Waits on an application thread, up to {@code nanos}, for the worker's events and progresses them there, until
-     * {@code until} holds or {@link #signal()}; the progress thread stays aside meanwhile. One application thread at
-     * a time: false at once for another. Returns {@code until}'s last value.
+     * {@code until} holds or {@link #signal()}; the progress thread stays aside meanwhile, and after a wait that ended
+     * in work (until its grace period passes without another), but takes over at once after one whose time was up.
+     * One application thread at a time: false at once for another. Returns {@code until}'s last value.
      */
     boolean waitFromApplication(long nanos, BooleanSupplier until) {
         if (!waitLock.tryLock()) {
             return false;
         }
+        boolean timedOut = false;
         try {
             beginAppWait();
             long deadline = System.nanoTime() + nanos;
@@ -149,6 +151,7 @@ final class Progress extends UcxProgress {
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
+                    timedOut = true;
                     return until.getAsBoolean();
                 }
                 if (pendingCount > 0) {
@@ -169,12 +172,18 @@ final class Progress extends UcxProgress {
             }
             return true;
         } catch (RuntimeException e) {
-            // the caller waits another way; the progress thread takes over after its grace period
+            // the caller waits another way: the progress thread takes over at once
             applicationFailed(e);
+            timedOut = true;
             return false;
         } finally {
             endAppWait();
             waitLock.unlock();
+            if (timedOut) {
+                // the caller is idle and may sleep elsewhere now; after a wait that ended in work it comes back
+                // soon, and the thread stays aside for its grace period
+                pollingEnded();
+            }
         }
     }
 
