@@ -64,8 +64,15 @@ public final class CommunicatorIoHandler implements IoHandler {
     private volatile Thread thread;
     /** What {@link #idle} waits in while it sleeps in a communicator's {@link Communicator#blockingPoll}. */
     private volatile Communicator waitingOn;
-    /** The communicator {@link #idle} polls or waits on; the loop thread's. */
+    /** The communicator {@link #idle} polls or waits on, whether it can wait, and when it was chosen; the loop's. */
     private Communicator pollOn;
+    private boolean pollOnWaits;
+    private int pollOnVersion = -1;
+    /**
+     * Counts registrations, cancellations and connects: a loop whose chosen communicator cannot wait looks again
+     * after one.
+     */
+    private final AtomicInteger registrationsChanged = new AtomicInteger();
     private final BooleanSupplier readyOrWoken = () -> !ready.isEmpty() || wakeupPending.get();
 
     private CommunicatorIoHandler(String defaultScheme, long busyPollNanos) {
@@ -112,6 +119,11 @@ public final class CommunicatorIoHandler implements IoHandler {
             throw new IllegalArgumentException("busyPollNanos < 0: " + busyPollNanos);
         }
         return executor -> new CommunicatorIoHandler(scheme, busyPollNanos);
+    }
+
+    /** A channel of this loop got its communicator (a client connected): the loop chooses what to wait on again. */
+    void communicatorChanged() {
+        registrationsChanged.incrementAndGet();
     }
 
     String defaultScheme() {
@@ -179,21 +191,36 @@ public final class CommunicatorIoHandler implements IoHandler {
         LockSupport.parkNanos(this, Math.min(delay, TimeUnit.SECONDS.toNanos(1)));
     }
 
-    /** An open communicator of this loop's channels (the last one found while it stays open). */
+    /**
+     * An open communicator of this loop's channels to poll or wait on: one that can {@link
+     * Communicator#blockingPoll} if any can, else any (a server channel's listening communicator can neither). The
+     * choice is kept while it stays open and, if it cannot wait, until the loop's channels change.
+     */
     private Communicator anyCommunicator() {
         Communicator c = pollOn;
-        if (c != null && c.isOpen()) {
+        int version = registrationsChanged.get();
+        if (c != null && c.isOpen() && (pollOnWaits || version == pollOnVersion)) {
             return c;
         }
-        pollOn = null;
+        Communicator fallback = null;
         for (Registration r : registrations) {
             c = r.handle.communicator();
-            if (c != null && c.isOpen()) {
-                pollOn = c;
-                return c;
+            if (c == null || !c.isOpen()) {
+                continue;
+            }
+            if (c.canBlockingPoll()) {
+                fallback = c;
+                pollOnWaits = true;
+                break;
+            }
+            if (fallback == null) {
+                fallback = c;
+                pollOnWaits = false;
             }
         }
-        return null;
+        pollOn = fallback;
+        pollOnVersion = version;
+        return fallback;
     }
 
     @Override
@@ -218,6 +245,7 @@ public final class CommunicatorIoHandler implements IoHandler {
     public IoRegistration register(IoHandle handle) {
         Registration r = new Registration((CommunicatorIoHandle) handle);
         registrations.add(r);
+        registrationsChanged.incrementAndGet();
         handle.registered();
         return r;
     }
@@ -307,6 +335,7 @@ public final class CommunicatorIoHandler implements IoHandler {
             }
             valid = false;
             registrations.remove(this);
+            registrationsChanged.incrementAndGet();
             handle.unregistered();
             return true;
         }

@@ -410,6 +410,10 @@ public class CommunicatorSocketChannel extends WholeStreamChannel implements Soc
                 return;
             }
             communicator = c;
+            IoRegistration reg = registration;
+            if (reg instanceof CommunicatorIoHandler.Registration) {
+                ((CommunicatorIoHandler.Registration) reg).handler().communicatorChanged();
+            }
             if (local == null) {
                 // the contract does not say which local address and port a client got: the wildcard address
                 local = new InetSocketAddress(0);

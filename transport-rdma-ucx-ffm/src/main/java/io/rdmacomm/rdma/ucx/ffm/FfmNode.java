@@ -37,6 +37,13 @@ import org.slf4j.LoggerFactory;
  */
 final class FfmNode implements SharedEndpointsNode {
     private static final Logger LOG = LoggerFactory.getLogger(FfmNode.class);
+    /**
+     * {@code -Dio.rdmacomm.ucx.blockingPoll=false}: no application thread sleeps in the worker's wait
+     * ({@code Communicator.canBlockingPoll()} is false): event loops park and the progress thread wakes them (to
+     * compare).
+     */
+    private static final boolean BLOCKING_POLL =
+            !"false".equals(System.getProperty("io.rdmacomm.ucx.blockingPoll"));
     private static final int OP_MEMORY = FfmChannel.MAX_MESSAGE + UcxWire.WRITE_HEADER;
     /**
      * Endpoints are created in UCX's default error mode, as the ucx-jucx provider's: in peer mode libucx 1.13 leaves
@@ -339,7 +346,7 @@ final class FfmNode implements SharedEndpointsNode {
 
     @Override
     public boolean canWait() {
-        return true;
+        return BLOCKING_POLL;
     }
 
     @Override
