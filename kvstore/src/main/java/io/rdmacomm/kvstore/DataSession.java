@@ -31,6 +31,8 @@ final class DataSession implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(DataSession.class);
     /** Requests a loop serves on one connection before it moves on to the others: no connection starves them. */
     private static final int REQUESTS_PER_TURN = 16;
+    /** The key array a session starts with; a longer key grows it. */
+    private static final int KEY_BYTES = 128;
 
     private enum Phase { HEADER, KEY, VALUE, DISCARD }
 
@@ -44,8 +46,12 @@ final class DataSession implements Runnable {
     private final Set<DataSession> open;
     private final ByteBuffer request = ByteBuffer.allocate(DataWire.REQUEST_BYTES);
     private final DataReply reply;
-    private final Key.Probe key = new Key.Probe(DataWire.MAX_KEY);
-    private final ByteBuffer keyBytes = ByteBuffer.wrap(key.array());
+    /**
+     * The request's key: {@link #KEY_BYTES} at first, grown to the longest key a request of this session named (up to
+     * the wire's 64 KiB): a session that sends short keys holds no 64 KiB array.
+     */
+    private final Key.Probe key = new Key.Probe(KEY_BYTES);
+    private ByteBuffer keyBytes = ByteBuffer.wrap(key.array());
     private final ByteBuffer pool;
     private final boolean inline;
     private final long readTimeoutNanos;
@@ -277,6 +283,9 @@ final class DataSession implements Runnable {
                 length = Integer.toUnsignedLong(request.getInt());
                 offset = request.getLong();
                 request.clear();
+                if (key.ensureCapacity(keyLength)) {
+                    keyBytes = ByteBuffer.wrap(key.array());
+                }
                 keyBytes.clear().limit(keyLength);
                 phase = Phase.KEY;
                 return false; // an empty key is complete at once: the next call gets to it without reading

@@ -68,9 +68,9 @@ final class Key {
         return "0x" + HexFormat.of().formatHex(b, 0, shown) + more;
     }
 
-    /** A mutable key to look up with; holds up to its capacity's bytes. */
+    /** A mutable key to look up with; holds up to its capacity's bytes, which {@link #ensureCapacity} raises. */
     static final class Probe {
-        private final byte[] bytes;
+        private byte[] bytes;
         private int length;
         private int hash;
 
@@ -78,9 +78,20 @@ final class Key {
             bytes = new byte[capacity];
         }
 
-        /** The array to fill before {@link #set(int)}. */
+        /** The array to fill before {@link #set(int)}; a new one after {@link #ensureCapacity} grew it. */
         byte[] array() {
             return bytes;
+        }
+
+        /** Makes {@link #array()} hold at least {@code n} bytes; true if it is a new array (the key is lost). */
+        boolean ensureCapacity(int n) {
+            if (n <= bytes.length) {
+                return false;
+            }
+            bytes = new byte[n];
+            length = 0;
+            hash = hash(bytes, 0);
+            return true;
         }
 
         /** Takes the first {@code length} bytes of {@link #array()} as the key. */

@@ -38,10 +38,41 @@ class KvLocalTest {
     private String dataOptions = "";
 
     private KvServer start(long memory, long maxValue, int maxSessions, Duration attach) throws IOException {
+        return start(memory, maxValue, 64, maxSessions, attach);
+    }
+
+    private KvServer start(long memory, long maxValue, int maxKey, int maxSessions, Duration attach)
+            throws IOException {
         Endpoint data = Endpoint.parse("local://kv-local-" + NAMES.incrementAndGet() + dataOptions);
         server = KvServer.start(KvServerConfig.of("127.0.0.1", 0, data).withMemory(memory, maxValue)
-                .withLimits(64, maxSessions, attach).withValueTransfer(transfer).withLoops(loops()));
+                .withLimits(maxKey, maxSessions, attach).withValueTransfer(transfer).withLoops(loops()));
         return server;
+    }
+
+    /** A session's key array starts small and grows: keys of every length up to --max-key are served, in any order. */
+    @Test
+    void keysOfEveryLengthUpToTheLimitAreServedInAnyOrder() throws Exception {
+        start(1 << 20, 64 * 1024, 65_535, 64, Duration.ofSeconds(10));
+        KvClient kv = client(64 * 1024);
+        int[] lengths = {1, 127, 128, 129, 1000, 65_535, 5, 4096};
+        for (int n : lengths) {
+            kv.put(key(n), bytes("value of a " + n + "-byte key"));
+        }
+        for (int i = lengths.length - 1; i >= 0; i--) {
+            int n = lengths[i];
+            assertArrayEquals(bytes("value of a " + n + "-byte key"), array(kv.get(key(n))), n + "-byte key");
+        }
+        assertTrue(kv.delete(key(65_535)));
+        assertArrayEquals(bytes("value of a 1-byte key"), array(kv.get(key(1))), "a short key after the longest");
+    }
+
+    /** A key of {@code n} bytes, different for every length. */
+    private static byte[] key(int n) {
+        byte[] k = new byte[n];
+        for (int i = 0; i < n; i++) {
+            k[i] = (byte) ('a' + (i * 7 + n) % 26);
+        }
+        return k;
     }
 
     /** The server's event loops: 0 for a thread per data connection. */
