@@ -89,6 +89,7 @@ public final class ConcurrentClients {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         List<Future<?>> phase = new ArrayList<>();
         AtomicInteger warmFailed = new AtomicInteger();
+        AtomicReference<String> warmFirstFailure = new AtomicReference<>();
         if (warmup > 0) {
             // untimed: WARMUP connections opened, checked with one echo and closed, spread over the threads, so the
             // timed phase meets warm code on both sides; with --hold, then waits for a go line (all processes warm)
@@ -99,7 +100,7 @@ public final class ConcurrentClients {
                     ByteBuffer out = ByteBuffer.allocateDirect(size);
                     ByteBuffer in = ByteBuffer.allocateDirect(size);
                     for (int i = first; i < total && System.nanoTime() - deadline < 0; i += threads) {
-                        if (!warmOne(endpoint, out, in, i)) {
+                        if (!warmOne(endpoint, out, in, i, warmFirstFailure)) {
                             warmFailed.incrementAndGet();
                         }
                     }
@@ -167,7 +168,8 @@ public final class ConcurrentClients {
             failure = (clients - ok) + " clients did not finish within " + timeoutSeconds + " s";
         }
         if (failure == null && warmFailed.get() > 0) {
-            failure = warmFailed.get() + " of " + warmup + " warm-up connections failed";
+            failure = warmFailed.get() + " of " + warmup + " warm-up connections failed, the first: "
+                    + warmFirstFailure.get();
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         System.out.println(String.format(Locale.ROOT,
@@ -244,19 +246,24 @@ public final class ConcurrentClients {
         }
     }
 
-    /** Waits for a line on standard input, at most until the deadline. */
     /**
      * Opens a connection, checks the echo of one message (the size of {@code out}, the thread's buffers) and closes
-     * it; false if it failed.
+     * it; false if it failed, with the first failure's cause kept in {@code firstFailure}.
      */
-    private static boolean warmOne(String endpoint, ByteBuffer out, ByteBuffer in, int i) {
+    private static boolean warmOne(String endpoint, ByteBuffer out, ByteBuffer in, int i,
+            AtomicReference<String> firstFailure) {
         try (Client c = open(endpoint)) {
             fill(out, i, 0);
             c.write(out);
             fill(out, i, 0);
             c.readFully(in.clear());
-            return in.flip().equals(out);
+            if (in.flip().equals(out)) {
+                return true;
+            }
+            firstFailure.compareAndSet(null, "warm-up connection " + i + ": the echo differed from what was sent");
+            return false;
         } catch (Exception e) {
+            firstFailure.compareAndSet(null, "warm-up connection " + i + ": " + e);
             return false;
         }
     }
@@ -265,6 +272,7 @@ public final class ConcurrentClients {
     private static final BufferedReader STDIN =
             new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
 
+    /** Waits for a line on standard input, at most until the deadline. */
     private static void awaitGo(long deadline) throws InterruptedException {
         Thread reader = new Thread(() -> {
             try {
