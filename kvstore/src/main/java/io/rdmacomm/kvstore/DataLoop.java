@@ -24,16 +24,12 @@ import org.slf4j.LoggerFactory;
 final class DataLoop implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DataLoop.class);
     private static final Runnable STOP = () -> { };
-    /** The longest sleep in a transport's wait before the loop looks at its queue again. */
-    private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final ArrayBlockingQueue<Runnable> ready;
     private final Thread thread;
     /** The connections served here, through which an idle loop can drive their transport's progress. */
     private final CopyOnWriteArrayList<Communicator> served = new CopyOnWriteArrayList<>();
     private final BooleanSupplier work;
-    /** The communicator this loop sleeps in ({@link #waitInTransport}), or null. */
-    private volatile Communicator waitingOn;
     private final long spinNanos;
     private final RateLimitedLog failures = new RateLimitedLog(LOG);
     /** Connections that found nothing to read, polled by this thread before they are armed; its own. */
@@ -56,10 +52,6 @@ final class DataLoop implements AutoCloseable {
         if (!ready.offer(turn)) {
             // each connection is queued at most once, and there are at most as many as the queue holds
             throw new IllegalStateException(thread.getName() + ": more connections queued than sessions allowed");
-        }
-        Communicator w = waitingOn;
-        if (w != null && Thread.currentThread() != thread) {
-            w.wakeBlockingPoll();
         }
     }
 
@@ -109,15 +101,10 @@ final class DataLoop implements AutoCloseable {
             }
             if (turn == null) {
                 idle();
-                while ((turn = ready.poll()) == null && waitInTransport()) {
-                    // woken by a turn, or the wait's time is up: look again
-                }
-                if (turn == null) {
-                    try {
-                        turn = ready.take();
-                    } catch (InterruptedException e) {
-                        return false;
-                    }
+                try {
+                    turn = ready.take();
+                } catch (InterruptedException e) {
+                    return false;
                 }
             }
             if (turn == STOP) {
@@ -190,34 +177,6 @@ final class DataLoop implements AutoCloseable {
             if (c.isOpen()) {
                 return; // it spun (or cannot spin): the others share its transport or cannot either
             }
-        }
-    }
-
-    /**
-     * With nothing queued, sleeps in the transport's own wait where it can ({@link Communicator#blockingPoll}:
-     * rdma:// on ucx-ffm), taking arrivals in on this thread, so a request wakes this thread alone instead of the
-     * progress thread that then wakes this one; {@link #submit} from another thread ends the wait. True if a turn
-     * is queued; false if the wait's time is up (the progress thread has taken over again then) or no connection's
-     * transport can wait so (or another loop waits on it): then this loop sleeps on its queue.
-     */
-    private boolean waitInTransport() {
-        Communicator on = null;
-        for (Communicator c : served) {
-            if (c.isOpen()) {
-                on = c;
-                break;
-            }
-        }
-        if (on == null || !on.canBlockingPoll()) {
-            return false;
-        }
-        // set before the queue is looked at, read by submit after it queued: a turn queued meanwhile is either seen
-        // here or ends the wait
-        waitingOn = on;
-        try {
-            return !ready.isEmpty() || on.blockingPoll(WAIT_NANOS, work);
-        } finally {
-            waitingOn = null;
         }
     }
 

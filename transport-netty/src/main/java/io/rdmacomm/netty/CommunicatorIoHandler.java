@@ -35,8 +35,8 @@ import java.util.function.Consumer;
  * connections' transport can ({@link Communicator#canBlockingPoll()}: rdma:// on ucx-ffm) it sleeps in that
  * transport's own wait ({@link Communicator#blockingPoll}), taking arrivals in on this thread, so an arrival wakes
  * this thread alone instead of a progress thread that then wakes this one; otherwise it parks. With a
- * {@code busyPollNanos} above zero it first spins that long in {@link Communicator#busyPoll} on one of its
- * connections (rdma:// takes arrivals on this thread then, not on a progress thread).
+ * {@code busyPollNanos} above zero it instead spins that long in {@link Communicator#busyPoll} on one of its
+ * connections (rdma:// takes arrivals on this thread then, not on a progress thread), then parks.
  *
  * <pre>{@code
  * EventLoopGroup group = new MultiThreadIoEventLoopGroup(CommunicatorIoHandler.newFactory("rdma"));
@@ -169,7 +169,9 @@ public final class CommunicatorIoHandler implements IoHandler {
         if (delay <= 0 || readyOrWoken.getAsBoolean()) {
             return;
         }
-        if (BLOCKING_POLL && on != null && on.canBlockingPoll()) {
+        // not after a spin: its end hands progress back to the transport's thread, which a wait right after would
+        // race on the same event descriptor (measured worse on kv-server's loops, which spin first)
+        if (BLOCKING_POLL && busyPollNanos == 0 && on != null && on.canBlockingPoll()) {
             // sleep in the transport's own wait: an arrival then wakes this thread, not a progress thread that
             // would wake it (wakeup() ends the wait through wakeBlockingPoll while waitingOn is set)
             waitingOn = on;
