@@ -90,7 +90,8 @@ public abstract class UcxProgress {
                         continue;
                     }
                     sleeping = true;
-                    if (nothingToDo() && running) {
+                    // an application thread that began to wait meanwhile has the worker: no last look here
+                    if (!appWaiting && nothingToDo() && running) {
                         waitForEvents();
                     }
                     sleeping = false;
