@@ -89,8 +89,7 @@ final class Key {
                 return false;
             }
             bytes = new byte[n];
-            length = 0;
-            hash = hash(bytes, 0);
+            set(0);
             return true;
         }
 

@@ -411,8 +411,8 @@ public class CommunicatorSocketChannel extends WholeStreamChannel implements Soc
             }
             communicator = c;
             IoRegistration reg = registration;
-            if (reg instanceof CommunicatorIoHandler.Registration) {
-                ((CommunicatorIoHandler.Registration) reg).handler().communicatorChanged();
+            if (reg != null) {
+                ((CommunicatorIoHandler) reg.attachment()).communicatorChanged();
             }
             if (local == null) {
                 // the contract does not say which local address and port a client got: the wildcard address

@@ -117,6 +117,13 @@ final class Receiver {
 
     // ---- reading -------------------------------------------------------------------------------------------
 
+    /** A read (or poll) counted in {@link #reading} ended: the last to leave a closed connection lets its close on. */
+    private void readLeft() {
+        if (reading.decrementAndGet() == 0 && state.isClosed()) {
+            leaving.wake();
+        }
+    }
+
     int read(ByteBuffer dst) throws IOException {
         if (!dst.hasRemaining()) {
             return 0;
@@ -125,9 +132,7 @@ final class Receiver {
         try {
             return readRing(dst);
         } finally {
-            if (reading.decrementAndGet() == 0 && state.isClosed()) {
-                leaving.wake();
-            }
+            readLeft();
         }
     }
 
@@ -334,9 +339,7 @@ final class Receiver {
                 state.pollingEnded();
             }
         } finally {
-            if (reading.decrementAndGet() == 0 && state.isClosed()) {
-                leaving.wake();
-            }
+            readLeft();
         }
     }
 
@@ -349,9 +352,7 @@ final class Receiver {
         try {
             return !state.isClosed() && state.waitAndPoll(nanos, until);
         } finally {
-            if (reading.decrementAndGet() == 0 && state.isClosed()) {
-                leaving.wake();
-            }
+            readLeft();
         }
     }
 

@@ -61,7 +61,8 @@ public final class UcpWorker implements AutoCloseable {
   private final List<UcpListener> listeners = new CopyOnWriteArrayList<>();
   private final Map<Integer, AmMessage> amHandlers = new ConcurrentHashMap<>();
   private final MemorySegment errorStub;
-  /** {@link #awaitArmed}'s pollfd, made on first use; callers at the same time write the same values into it. */
+  /** The event fd's pollfd for {@link #awaitEvents} and {@link #awaitArmed}, made on first use; callers at the same
+   * time write the same values into it. */
   private volatile MemorySegment pollfd;
 
   UcpWorker(UcpContext context, ThreadMode mode) {
@@ -145,15 +146,7 @@ public final class UcpWorker implements AutoCloseable {
     if (!arm()) {
       return true;
     }
-    try (Arena call = Arena.ofConfined()) {
-      MemorySegment pollfd = call.allocate(8, 4);
-      pollfd.set(ValueLayout.JAVA_INT, 0, eventFd());
-      pollfd.set(ValueLayout.JAVA_SHORT, 4, (short) 1); // POLLIN
-      long millis = unit.toMillis(timeout);
-      int n = Native.poll(pollfd.address(), 1, (int) Math.min(Integer.MAX_VALUE, millis));
-      // -1 is EINTR in practice: report "maybe", the caller progresses and comes back
-      return n != 0;
-    }
+    return pollEventFd(unit.toMillis(timeout));
   }
 
   /**
@@ -162,6 +155,11 @@ public final class UcpWorker implements AutoCloseable {
    * Returns {@code true} if there may be events to progress, {@code false} on timeout.
    */
   public boolean awaitArmed(long timeoutNanos) {
+    return pollEventFd((Math.max(0, timeoutNanos) + 999_999) / 1_000_000);
+  }
+
+  /** Polls the event fd up to {@code millis}; true unless the time ran out. */
+  private boolean pollEventFd(long millis) {
     MemorySegment fds = pollfd;
     if (fds == null) {
       fds = arena.allocate(8, 4);
@@ -169,7 +167,6 @@ public final class UcpWorker implements AutoCloseable {
       fds.set(ValueLayout.JAVA_SHORT, 4, (short) 1); // POLLIN
       pollfd = fds;
     }
-    long millis = (Math.max(0, timeoutNanos) + 999_999) / 1_000_000;
     int n = Native.poll(fds.address(), 1, (int) Math.min(Integer.MAX_VALUE, millis));
     // -1 is EINTR in practice: report "maybe", the caller progresses and comes back
     return n != 0;
