@@ -13,7 +13,12 @@ import org.slf4j.LoggerFactory;
  * last sync fail, or (on TCP, with bytes unread) reset the connection before the acknowledgement is read.
  */
 final class SinkHandler implements ExchangeHandler {
-    static final int BUFFER_SIZE = 256 * 1024;
+    /**
+     * Bytes read at a time: 64 KiB stays in the core's cache while it is overwritten, and a sink's reads then cost
+     * less than they do into a larger buffer (tcp:// 1 MiB writes into servercomm: 0.71x raw NIO with 256 KiB, 0.92x
+     * with 64 KiB, the size the raw NIO baseline's sink reads).
+     */
+    static final int BUFFER_SIZE = 64 * 1024;
     private static final Logger LOG = LoggerFactory.getLogger(SinkHandler.class);
 
     @Override
