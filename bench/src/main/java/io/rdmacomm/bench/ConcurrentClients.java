@@ -31,7 +31,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * each connect their share of CLIENTS one after another (opening an ECHO session with servercomm), so all CLIENTS
  * are connected at once; then each thread sends COUNT messages of SIZE bytes on every connection it holds and verifies
  * every echo byte for byte. An endpoint {@code raw://host:port} is the raw Java NIO baseline instead: a plain
- * {@code SocketChannel} per client against an accept-and-echo server ({@link NioAcceptEcho}), no handshake, no session.
+ * {@code SocketChannel} per client against an accept-and-echo server ({@link NioAcceptEcho}), no handshake, no session;
+ * its connect ends with the echo of 8 bytes, so that on both sides a client counts as connected once the server's
+ * application has answered it (ours: the handshake and the session's opening).
  *
  * <p>Prints one JSON line when every client has tried to connect ({@code "phase":"connected"}, with the wall-clock
  * times the first connect started and the last ended, so a script can add up several processes, and the process's
@@ -40,9 +42,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * peak, all clients of all processes connected). The last line: clients, connected, verified, failed (with the first
  * failure), connect and total seconds. Exit status 0 only if every client verified every message.
  *
- * <p>With {@code --warmup=N}, first opens N connections one after another (over the threads), checks one echo on
- * each and closes it, untimed, prints {@code "phase":"warmed"} and (with {@code --hold}) waits for a line on standard
- * input, so that several processes start the timed phase together with warm code on both sides.
+ * <p>With {@code --warmup=N}, first runs the timed phase's pattern untimed: N connections in rounds of at most
+ * CLIENTS, each round opened over the threads and held, one echo checked on each, then all closed (so the code that
+ * serves many connections at once is warm too, not only that of one after another); prints
+ * {@code "phase":"warmed"} and (with {@code --hold}) waits for a line on standard input, so that several processes
+ * start the timed phase together with warm code on both sides.
  *
  * <p>Usage: {@code ConcurrentClients ENDPOINT CLIENTS SIZE COUNT TIMEOUT_SECONDS [THREADS] [--hold] [--warmup=N]}
  */
@@ -91,23 +95,35 @@ public final class ConcurrentClients {
         AtomicInteger warmFailed = new AtomicInteger();
         AtomicReference<String> warmFirstFailure = new AtomicReference<>();
         if (warmup > 0) {
-            // untimed: WARMUP connections opened, checked with one echo and closed, spread over the threads, so the
-            // timed phase meets warm code on both sides; with --hold, then waits for a go line (all processes warm)
-            int total = warmup;
-            for (int t = 0; t < threads; t++) {
-                int first = t;
-                phase.add(pool.submit(() -> {
-                    ByteBuffer out = ByteBuffer.allocateDirect(size);
-                    ByteBuffer in = ByteBuffer.allocateDirect(size);
-                    for (int i = first; i < total && System.nanoTime() - deadline < 0; i += threads) {
-                        if (!warmOne(endpoint, out, in, i, warmFirstFailure)) {
-                            warmFailed.incrementAndGet();
-                        }
+            // untimed: the timed phase's pattern, WARMUP connections in rounds of at most CLIENTS: each round opens
+            // its connections over the threads and holds them all, checks one echo on each and closes them, so the
+            // timed phase meets code warmed the way it will run (a server holding many connections at once);
+            // with --hold, then waits for a go line (all processes warm)
+            for (int done = 0; done < warmup && System.nanoTime() - deadline < 0; ) {
+                Client[] round = new Client[Math.min(clients, warmup - done)];
+                AtomicReference<String> roundFailure = new AtomicReference<>();
+                openAll(pool, round, endpoint, threads, deadline, roundFailure);
+                boolean[] ok = new boolean[round.length];
+                phase.clear();
+                for (int t = 0; t < threads; t++) {
+                    int first = t;
+                    phase.add(pool.submit(() -> echoAll(round, ok, first, threads, size, 1, roundFailure)));
+                }
+                awaitAll(phase, deadline);
+                phase.clear();
+                for (int i = 0; i < round.length; i++) {
+                    if (round[i] != null) {
+                        round[i].close();
                     }
-                }));
+                    if (!ok[i]) {
+                        warmFailed.incrementAndGet();
+                    }
+                }
+                if (roundFailure.get() != null) {
+                    warmFirstFailure.compareAndSet(null, "warm-up: " + roundFailure.get());
+                }
+                done += round.length;
             }
-            awaitAll(phase, deadline);
-            phase.clear();
             System.out.println(String.format(Locale.ROOT, "{\"phase\":\"warmed\",\"warmup\":%d,\"failed\":%d}",
                     warmup, warmFailed.get()));
             System.out.flush();
@@ -118,19 +134,7 @@ public final class ConcurrentClients {
         long startCpu = processCpuNanos();
         long start = System.nanoTime();
         long startMillis = System.currentTimeMillis();
-        for (int t = 0; t < threads; t++) {
-            int first = t;
-            phase.add(pool.submit(() -> {
-                for (int i = first; i < clients && System.nanoTime() - deadline < 0; i += threads) {
-                    try {
-                        held[i] = open(endpoint);
-                    } catch (Exception e) {
-                        firstFailure.compareAndSet(null, "client " + i + " connecting: " + e);
-                    }
-                }
-            }));
-        }
-        awaitAll(phase, deadline);
+        openAll(pool, held, endpoint, threads, deadline, firstFailure);
         long connectNanos = System.nanoTime() - start;
         long endMillis = System.currentTimeMillis();
         long connectCpuNanos = processCpuNanos() - startCpu;
@@ -178,6 +182,28 @@ public final class ConcurrentClients {
                 connectNanos / 1e9, seconds, failure == null ? "null" : Json.write(failure)));
         System.out.flush();
         System.exit(ok == clients && warmFailed.get() == 0 ? 0 : 1);
+    }
+
+    /**
+     * Opens {@code held.length} connections over the threads, each thread its share one after another; a failed
+     * one stays null, the first failure's cause in {@code firstFailure}.
+     */
+    private static void openAll(ExecutorService pool, Client[] held, String endpoint, int threads, long deadline,
+            AtomicReference<String> firstFailure) throws InterruptedException {
+        List<Future<?>> phase = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int first = t;
+            phase.add(pool.submit(() -> {
+                for (int i = first; i < held.length && System.nanoTime() - deadline < 0; i += threads) {
+                    try {
+                        held[i] = open(endpoint);
+                    } catch (Exception e) {
+                        firstFailure.compareAndSet(null, "client " + i + " connecting: " + e);
+                    }
+                }
+            }));
+        }
+        awaitAll(phase, deadline);
     }
 
     /**
@@ -246,28 +272,6 @@ public final class ConcurrentClients {
         }
     }
 
-    /**
-     * Opens a connection, checks the echo of one message (the size of {@code out}, the thread's buffers) and closes
-     * it; false if it failed, with the first failure's cause kept in {@code firstFailure}.
-     */
-    private static boolean warmOne(String endpoint, ByteBuffer out, ByteBuffer in, int i,
-            AtomicReference<String> firstFailure) {
-        try (Client c = open(endpoint)) {
-            fill(out, i, 0);
-            c.write(out);
-            fill(out, i, 0);
-            c.readFully(in.clear());
-            if (in.flip().equals(out)) {
-                return true;
-            }
-            firstFailure.compareAndSet(null, "warm-up connection " + i + ": the echo differed from what was sent");
-            return false;
-        } catch (Exception e) {
-            firstFailure.compareAndSet(null, "warm-up connection " + i + ": " + e);
-            return false;
-        }
-    }
-
     /** Standard input, read a line at a time by {@link #awaitGo} (one reader, so no line is buffered and lost). */
     private static final BufferedReader STDIN =
             new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -324,15 +328,26 @@ public final class ConcurrentClients {
         };
     }
 
-    /** A blocking {@code SocketChannel} with TCP_NODELAY: the raw baseline's client. */
+    /**
+     * A blocking {@code SocketChannel} with TCP_NODELAY: the raw baseline's client. Connecting includes the echo of
+     * {@value #FIRST_ECHO_BYTES} bytes.
+     */
     private record RawEcho(SocketChannel channel) implements Client {
+        static final int FIRST_ECHO_BYTES = 8;
+
         static RawEcho connect(Endpoint e) throws IOException {
             SocketChannel ch = SocketChannel.open();
             try {
                 ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 ch.socket().connect(new InetSocketAddress(e.host(), e.port()),
                         (int) e.duration(io.rdmacomm.api.EndpointOption.CONNECT_TIMEOUT).toMillis());
-                return new RawEcho(ch);
+                RawEcho r = new RawEcho(ch);
+                // the server's application answers once, as ours does to the handshake: a connect alone completes
+                // in the kernel's listen queue before the server has accepted anything
+                ByteBuffer first = ByteBuffer.allocate(FIRST_ECHO_BYTES);
+                r.write(first);
+                r.readFully(first.clear());
+                return r;
             } catch (IOException | RuntimeException ex) {
                 ch.close();
                 throw ex;
