@@ -17,7 +17,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BooleanSupplier;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpAmData;
 import org.openucx.jucx.ucp.UcpContext;
@@ -49,7 +48,7 @@ final class JucxNode implements SharedEndpointsNode {
     /** Whether one-sided access is withheld from peers: writes are active messages, gets are the engine's. */
     private final boolean eager;
     /** Called by each {@link #close()}; true once the last user left. */
-    private final BooleanSupplier lastUserLeft;
+    private final Runnable release;
     /** Whether an application thread is inside {@link #poll()}. */
     private final AtomicBoolean appPolling = new AtomicBoolean();
     /** UCX requests not completed yet: while any exists the thread polls, since pending sends get no wakeup. */
@@ -66,11 +65,11 @@ final class JucxNode implements SharedEndpointsNode {
 
     /**
      * A node for {@code side}'s connections on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice), giving
-     * peers one-sided access on every transport with {@code trustPeers} (oneSided=trusted); {@code lastUserLeft}
-     * counts its users down (see {@link io.rdmacomm.rdma.ucx.NodeRegistry}).
+     * peers one-sided access on every transport with {@code trustPeers} (oneSided=trusted); {@code release}
+     * counts its users down (see {@link io.rdmacomm.rdma.ucx.NodeRegistry}, which destroys it).
      */
-    JucxNode(String netDevices, RdmaChannel.Role side, boolean trustPeers, BooleanSupplier lastUserLeft) {
-        this.lastUserLeft = lastUserLeft;
+    JucxNode(String netDevices, RdmaChannel.Role side, boolean trustPeers, Runnable release) {
+        this.release = release;
         this.eager = UcxTransports.oneSidedWithheld(trustPeers);
         context = JucxRuntime.newContext(netDevices, eager);
         UcpWorker w;
@@ -269,12 +268,14 @@ final class JucxNode implements SharedEndpointsNode {
         channels.remove(id);
     }
 
-    /** Drops one user; the last one stops the thread and destroys the worker and context. */
+    /** Drops one user; the registry destroys the node once it lingered without users ({@link #destroy}). */
     @Override
     public void close() {
-        if (!lastUserLeft.getAsBoolean()) {
-            return;
-        }
+        release.run();
+    }
+
+    /** Stops the thread and destroys the worker and context: the registry's, once no user is left. */
+    void destroy() {
         if (!channels.isEmpty()) {
             LOG.warn("{} released with {} channels open", progressThread.threadName(), channels.size());
         }
