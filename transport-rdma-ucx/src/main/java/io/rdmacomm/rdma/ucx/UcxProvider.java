@@ -7,6 +7,7 @@ import io.rdmacomm.rdma.spi.RdmaProvider;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 
 /**
  * What the two UCX providers ({@code ucx-jucx}, {@code ucx-ffm}) do alike: they speak {@link UcxWire}, need both ends
@@ -21,14 +22,14 @@ public abstract class UcxProvider<N extends RdmaNode> implements RdmaProvider {
     public static final String FFM = "ucx-ffm";
     /** The name of the provider on JUCX (JNI, JDK 17+). */
     public static final String JUCX = "ucx-jucx";
-    /** Makes a provider's node; {@code release} hands one user back to the registry ({@link NodeRegistry#release}). */
+    /** Makes a provider's node; {@code lastUserLeft} releases it from the registry (true: destroy it). */
     @FunctionalInterface
     protected interface NodeFactory<N> {
         /**
          * A new node on {@code netDevices} (UCX_NET_DEVICES, null for UCX's choice) for {@code side}, giving its peers
          * one-sided access on every transport if {@code trustPeers}.
          */
-        N create(String netDevices, RdmaChannel.Role side, boolean trustPeers, Runnable release);
+        N create(String netDevices, RdmaChannel.Role side, boolean trustPeers, BooleanSupplier lastUserLeft);
     }
 
     private final NodeRegistry<N> nodes;

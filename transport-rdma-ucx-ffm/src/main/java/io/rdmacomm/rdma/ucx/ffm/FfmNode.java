@@ -70,7 +70,7 @@ final class FfmNode implements SharedEndpointsNode {
     private final SharedEndpoints<UcpEndpoint, FfmChannel> endpoints = new SharedEndpoints<>(this::newEndpoint);
     private final byte[] address;
     /** Called by each {@link #close()}; true once the last user left. */
-    private final Runnable release;
+    private final BooleanSupplier lastUserLeft;
     private final Object poolLock = new Object();
     private Op[] pool = new Op[64];
     private int pooled;
@@ -94,10 +94,10 @@ final class FfmNode implements SharedEndpointsNode {
 
     /**
      * A node on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice) for {@code side}'s channels;
-     * {@code release} counts its users down (see {@link io.rdmacomm.rdma.ucx.NodeRegistry}, which destroys it).
+     * {@code lastUserLeft} counts its users down (see {@link io.rdmacomm.rdma.ucx.NodeRegistry}).
      */
-    FfmNode(String netDevices, RdmaChannel.Role side, boolean trustPeers, Runnable release) {
-        this.release = release;
+    FfmNode(String netDevices, RdmaChannel.Role side, boolean trustPeers, BooleanSupplier lastUserLeft) {
+        this.lastUserLeft = lastUserLeft;
         this.withheld = UcxTransports.oneSidedWithheld(trustPeers);
         // mt_workers_shared: memory is mapped from application threads while the progress thread runs the worker
         // no RMA where one-sided access is withheld from peers: UCP's software put/get handlers are not installed
@@ -122,14 +122,12 @@ final class FfmNode implements SharedEndpointsNode {
                 withheld ? "withheld" : trustPeers && UcxTransports.oneSidedWithheld() ? "trusted" : "checked");
     }
 
-    /** Drops one user; the registry destroys the node once it lingered without users ({@link #destroy}). */
+    /** Drops one user; the last one stops the progress thread and destroys worker and context. */
     @Override
     public void close() {
-        release.run();
-    }
-
-    /** Stops the progress thread and destroys worker and context: the registry's, once no user is left. */
-    void destroy() {
+        if (!lastUserLeft.getAsBoolean()) {
+            return;
+        }
         if (!progress.stop()) {
             LOG.warn("the ucx-ffm progress thread did not stop within 5 s; leaving its worker");
             return;

@@ -14,7 +14,7 @@ import java.util.Optional;
  */
 public final class FfmProvider extends UcxProvider<FfmNode> {
     /** The process's nodes by side and UCX_NET_DEVICES value ("" for UCX's choice), as ucx-jucx keeps them. */
-    private static final NodeRegistry<FfmNode> NODES = new NodeRegistry<>(FfmNode::destroy);
+    private static final NodeRegistry<FfmNode> NODES = new NodeRegistry<>();
 
     /** A provider; its nodes are the process's, kept in a static registry. */
     public FfmProvider() {

@@ -17,6 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpAmData;
 import org.openucx.jucx.ucp.UcpContext;
@@ -48,7 +49,7 @@ final class JucxNode implements SharedEndpointsNode {
     /** Whether one-sided access is withheld from peers: writes are active messages, gets are the engine's. */
     private final boolean eager;
     /** Called by each {@link #close()}; true once the last user left. */
-    private final Runnable release;
+    private final BooleanSupplier lastUserLeft;
     /** Whether an application thread is inside {@link #poll()}. */
     private final AtomicBoolean appPolling = new AtomicBoolean();
     /** UCX requests not completed yet: while any exists the thread polls, since pending sends get no wakeup. */
@@ -65,11 +66,11 @@ final class JucxNode implements SharedEndpointsNode {
 
     /**
      * A node for {@code side}'s connections on {@code netDevices} (UCX_NET_DEVICES; null: UCX's choice), giving
-     * peers one-sided access on every transport with {@code trustPeers} (oneSided=trusted); {@code release}
-     * counts its users down (see {@link io.rdmacomm.rdma.ucx.NodeRegistry}, which destroys it).
+     * peers one-sided access on every transport with {@code trustPeers} (oneSided=trusted); {@code lastUserLeft}
+     * counts its users down (see {@link io.rdmacomm.rdma.ucx.NodeRegistry}).
      */
-    JucxNode(String netDevices, RdmaChannel.Role side, boolean trustPeers, Runnable release) {
-        this.release = release;
+    JucxNode(String netDevices, RdmaChannel.Role side, boolean trustPeers, BooleanSupplier lastUserLeft) {
+        this.lastUserLeft = lastUserLeft;
         this.eager = UcxTransports.oneSidedWithheld(trustPeers);
         context = JucxRuntime.newContext(netDevices, eager);
         UcpWorker w;
@@ -268,14 +269,12 @@ final class JucxNode implements SharedEndpointsNode {
         channels.remove(id);
     }
 
-    /** Drops one user; the registry destroys the node once it lingered without users ({@link #destroy}). */
+    /** Drops one user; the last one stops the thread and destroys the worker and context. */
     @Override
     public void close() {
-        release.run();
-    }
-
-    /** Stops the thread and destroys the worker and context: the registry's, once no user is left. */
-    void destroy() {
+        if (!lastUserLeft.getAsBoolean()) {
+            return;
+        }
         if (!channels.isEmpty()) {
             LOG.warn("{} released with {} channels open", progressThread.threadName(), channels.size());
         }

@@ -18,7 +18,7 @@ public final class JucxProvider extends UcxProvider<JucxNode> {
      * with a client and a server in one process on one worker, UCX_TLS=tcp crashed in ucp_am_send_nbx (SIGSEGV,
      * contract kit's 64 peers), and the self transport's messages did not wake the sleeping worker.
      */
-    private static final NodeRegistry<JucxNode> NODES = new NodeRegistry<>(JucxNode::destroy);
+    private static final NodeRegistry<JucxNode> NODES = new NodeRegistry<>();
     /**
      * System property: the command that rebuilds this installation with the running JDK, for the notice (the
      * launchers in bin/ set it; without it the notice names the Maven command with this JVM's home).
