@@ -266,6 +266,30 @@ final class TcpConnection implements AbstractCommunicator.Link {
     }
 
     /**
+     * Before the hand-over to the progress thread: the process's {@link Readiness} selector, on which this
+     * connection's readiness is announced, can be waited on by the caller ({@link #blockingPoll}). After it, the
+     * pipe's writer announces it, and there is nothing to wait on in its place.
+     */
+    @Override
+    public boolean canBlockingPoll() {
+        return pipe == null && !closing && !io.isClosed();
+    }
+
+    /**
+     * Selects on the process's readiness selector in the readiness thread's place ({@link Readiness#selectInPlace}):
+     * listeners armed by {@link #notifyReadable}, this connection's and others', run on the calling thread.
+     */
+    @Override
+    public boolean blockingPoll(long nanos, java.util.function.BooleanSupplier until) {
+        return canBlockingPoll() && Readiness.selectInPlace(nanos, until);
+    }
+
+    @Override
+    public void wakeBlockingPoll() {
+        Readiness.wakeInPlace();
+    }
+
+    /**
      * Whether {@link #available()} may be non-zero now; else arms the channel on the readiness selector (before the
      * hand-over) or leaves it to the pipe's writer (after it), which then tell the listener.
      */
