@@ -1,5 +1,6 @@
 package io.rdmacomm.kvstore;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
 import io.grpc.Server;
 import io.grpc.netty.NettyServerBuilder;
 import io.netty.channel.EventLoopGroup;
@@ -16,6 +17,8 @@ import io.rdmacomm.netty.CommunicatorAddress;
 import io.rdmacomm.netty.CommunicatorIoHandler;
 import io.rdmacomm.netty.CommunicatorServerSocketChannel;
 import java.io.IOException;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -52,6 +55,8 @@ public final class KvServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(KvServer.class);
     private static final Duration STOP_WAIT = Duration.ofSeconds(10);
     private static final long REGISTRATION_HEADROOM = 64L << 20;
+    /** Direct memory the server needs besides its pool: its connections' buffers, Netty's for the control plane. */
+    static final long DIRECT_HEADROOM = 64L << 20;
     /** Event loop threads of a control plane on communicators (I/O only: the calls run on gRPC's executor). */
     private static final int CONTROL_LOOPS = Math.min(4, Runtime.getRuntime().availableProcessors());
     /** How long a session's thread spins for the next request on rdma:// before it parks (unless busyPoll is set). */
@@ -286,6 +291,10 @@ public final class KvServer implements AutoCloseable {
     }
 
     private static ByteBuffer allocatePool(long bytes) throws IOException {
+        String tooLarge = poolTooLarge(bytes, maxDirectMemory(), directMemoryUsed());
+        if (tooLarge != null) {
+            throw new IOException(tooLarge);
+        }
         try {
             return ByteBuffer.allocateDirect((int) bytes);
         } catch (OutOfMemoryError e) {
@@ -293,6 +302,44 @@ public final class KvServer implements AutoCloseable {
                     + "; give the JVM more direct memory (JAVA_OPTS=-XX:MaxDirectMemorySize=...) or a smaller --memory",
                     e);
         }
+    }
+
+    /**
+     * Why a memory pool of {@code bytes} does not fit in the JVM's direct memory ({@code max} bytes, {@code used} of
+     * them already) with {@link #DIRECT_HEADROOM} left for the connections' buffers and the control plane's (Netty's);
+     * null if it fits or the limit is unknown ({@code max <= 0}). Without this check a pool that took the last of it
+     * let the server start and then fail in Netty ("Cannot create Epoll EventLoopGroup") or in a session.
+     */
+    static String poolTooLarge(long bytes, long max, long used) {
+        if (max <= 0 || bytes + used + DIRECT_HEADROOM <= max) {
+            return null;
+        }
+        return "the memory pool of " + Units.formatSize(bytes) + " (--memory) leaves "
+                + Units.formatSize(Math.max(0, max - used - bytes)) + " of the JVM's " + Units.formatSize(max)
+                + " of direct memory for the connections and the control plane, which need "
+                + Units.formatSize(DIRECT_HEADROOM) + "; give the JVM more direct memory"
+                + " (JAVA_OPTS=-XX:MaxDirectMemorySize=...) or a smaller --memory";
+    }
+
+    /** The JVM's limit on direct memory in bytes (-XX:MaxDirectMemorySize, else the heap's maximum); -1 if unknown. */
+    static long maxDirectMemory() {
+        try {
+            long set = Long.parseLong(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
+                    .getVMOption("MaxDirectMemorySize").getValue());
+            return set > 0 ? set : Runtime.getRuntime().maxMemory();
+        } catch (RuntimeException | LinkageError e) {
+            return -1; // not a HotSpot JVM: the allocation itself says when it does not fit
+        }
+    }
+
+    /** Direct memory in use now, in bytes. */
+    private static long directMemoryUsed() {
+        for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+            if (pool.getName().equals("direct")) {
+                return pool.getMemoryUsed();
+            }
+        }
+        return 0;
     }
 
     /**

@@ -36,8 +36,9 @@ public final class KvServerMain implements Callable<Integer> {
     private Endpoint dataEndpoint;
 
     @Option(names = {"-m", "--memory"}, paramLabel = "SIZE", defaultValue = "1g", converter = Cli.SizeConverter.class,
-            description = "memory pool for values, allocated once at start; at most just under 2g"
-                    + " (default: ${DEFAULT-VALUE})")
+            description = "memory pool for values, allocated once at start in the JVM's direct memory, which"
+                    + " must hold it and 64m more (-XX:MaxDirectMemorySize, else the heap's maximum); at most just"
+                    + " under 2g (default: ${DEFAULT-VALUE})")
     private long memory;
 
     @Option(names = "--max-value", paramLabel = "SIZE", defaultValue = "16m", converter = Cli.SizeConverter.class,
