@@ -196,12 +196,13 @@ public final class CommunicatorIoHandler implements IoHandler {
     /**
      * An open communicator of this loop's channels to poll or wait on: one that can {@link
      * Communicator#blockingPoll} if any can, else any (a server channel's listening communicator can neither). The
-     * choice is kept while it stays open and, if it cannot wait, until the loop's channels change.
+     * choice is kept while it stays open and can still wait (a tcp:// connection whose remote memory was used no longer
+     * can), or, if it could not, until the loop's channels change.
      */
     private Communicator anyCommunicator() {
         Communicator c = pollOn;
         int version = registrationsChanged.get();
-        if (c != null && c.isOpen() && (pollOnWaits || version == pollOnVersion)) {
+        if (c != null && c.isOpen() && (pollOnWaits ? c.canBlockingPoll() : version == pollOnVersion)) {
             return c;
         }
         Communicator fallback = null;

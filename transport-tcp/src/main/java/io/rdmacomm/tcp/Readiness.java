@@ -36,8 +36,8 @@ final class Readiness {
     private static final Logger LOG = LoggerFactory.getLogger(Readiness.class);
     /** How often an idle selector checks whether a channel is left, so the thread ends soon after the last close. */
     private static final long IDLE_CHECK_MILLIS = 1000;
-    /** The running instance, or null; guarded by {@code Readiness.class}. */
-    private static Readiness running;
+    /** The running instance, or null; written under {@code Readiness.class}, read without it by {@link #wakeInPlace}. */
+    private static volatile Readiness running;
 
     private final Selector selector;
     private final Consumer<SelectionKey> onSelected = this::selected;
