@@ -34,6 +34,10 @@ final class DataLoop implements AutoCloseable {
     private final RateLimitedLog failures = new RateLimitedLog(LOG);
     /** Connections that found nothing to read, polled by this thread before they are armed; its own. */
     private final ArrayList<DataSession> polled = new ArrayList<>();
+    /** The connection through which this thread waits in its transport's selector, while it does; else null. */
+    private volatile Communicator waitingOn;
+    /** How long one wait in the selector lasts at most before the loop looks again. */
+    private static final long WAIT_SLICE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     DataLoop(String name, int connections, Duration spin) {
         this.ready = new ArrayBlockingQueue<>(connections + 1);
@@ -52,6 +56,16 @@ final class DataLoop implements AutoCloseable {
         if (!ready.offer(turn)) {
             // each connection is queued at most once, and there are at most as many as the queue holds
             throw new IllegalStateException(thread.getName() + ": more connections queued than sessions allowed");
+        }
+        wakeWaiter();
+    }
+
+    /** Ends a wait of this loop in its transport's selector, for a turn queued by another thread. */
+    private void wakeWaiter() {
+        // the loop sets waitingOn before its wait looks at the queue; this reads it after the offer
+        Communicator w = waitingOn;
+        if (w != null && Thread.currentThread() != thread) {
+            w.wakeBlockingPoll();
         }
     }
 
@@ -101,6 +115,9 @@ final class DataLoop implements AutoCloseable {
             }
             if (turn == null) {
                 idle();
+                turn = waitInSelector();
+            }
+            if (turn == null) {
                 try {
                     turn = ready.take();
                 } catch (InterruptedException e) {
@@ -180,9 +197,47 @@ final class DataLoop implements AutoCloseable {
         }
     }
 
+    /**
+     * With nothing queued, on a transport whose arrivals a selector announces (tcp://, whose connections this thread
+     * polls rather than drives): waits in that selector itself ({@link Communicator#blockingPoll}), so that the
+     * listeners of the connections armed here run on this thread and queue their turns without waking it. Returns a
+     * turn, or null when there is nothing to wait in this way (rdma://, whose waits race the spin's end: see
+     * {@link #idle}), another thread waits there already, or the connection it waited through went away.
+     */
+    private Runnable waitInSelector() {
+        Communicator w = selectorWaiter();
+        if (w == null) {
+            return null;
+        }
+        waitingOn = w;
+        try {
+            while (ready.isEmpty() && w.isOpen()) {
+                long start = System.nanoTime();
+                if (!w.blockingPoll(WAIT_SLICE_NANOS, work)
+                        && System.nanoTime() - start < WAIT_SLICE_NANOS / 2) {
+                    return ready.poll(); // it could not wait (another thread does): park instead
+                }
+            }
+        } finally {
+            waitingOn = null;
+        }
+        return ready.poll();
+    }
+
+    /** A served connection whose transport can be waited on without driving its progress (tcp://), or null. */
+    private Communicator selectorWaiter() {
+        for (Communicator c : served) {
+            if (c.isOpen() && c.canBlockingPoll() && !c.busyPoll(0, () -> true)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
     /** Stops the thread once the turns queued before have run; waits for it up to {@code timeout}. */
     void stop(Duration timeout) throws InterruptedException {
         ready.put(STOP);
+        wakeWaiter();
         thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeout.toNanos())));
     }
 
