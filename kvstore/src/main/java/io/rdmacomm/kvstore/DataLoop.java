@@ -29,6 +29,8 @@ final class DataLoop implements AutoCloseable {
     private final Thread thread;
     /** The connections served here, through which an idle loop can drive their transport's progress. */
     private final CopyOnWriteArrayList<Communicator> served = new CopyOnWriteArrayList<>();
+    /** Those of {@link #served} whose transport announces arrivals without progress to drive (tcp://, local://). */
+    private final CopyOnWriteArrayList<Communicator> announced = new CopyOnWriteArrayList<>();
     private final BooleanSupplier work;
     private final long spinNanos;
     private final RateLimitedLog failures = new RateLimitedLog(LOG);
@@ -74,14 +76,21 @@ final class DataLoop implements AutoCloseable {
         return spinNanos > 0;
     }
 
-    /** A connection now served here. */
-    void joined(Communicator c) {
+    /**
+     * A connection now served here; {@code announced}: its transport announces arrivals without progress to drive
+     * (tcp://, local://), so this thread may wait for them in the transport's selector.
+     */
+    void joined(Communicator c, boolean announced) {
         served.add(c);
+        if (announced) {
+            this.announced.add(c);
+        }
     }
 
     /** A connection no longer served here. */
     void left(Communicator c) {
         served.remove(c);
+        announced.remove(c);
     }
 
     /**
@@ -226,8 +235,8 @@ final class DataLoop implements AutoCloseable {
 
     /** A served connection whose transport can be waited on without driving its progress (tcp://), or null. */
     private Communicator selectorWaiter() {
-        for (Communicator c : served) {
-            if (c.isOpen() && c.canBlockingPoll() && !c.busyPoll(0, () -> true)) {
+        for (Communicator c : announced) {
+            if (c.isOpen() && c.canBlockingPoll()) {
                 return c;
             }
         }

@@ -106,8 +106,10 @@ final class DataSession implements Runnable {
             LOG.info("{} attached from {}", session, peer.peerName());
             if (loop != null) {
                 // from here the loop owns this connection: the listener may already run, on this thread
-                loopPolls = loop.spins() && !peer.busyPoll(0, () -> true);
-                loop.joined(peer);
+                // a transport without progress to drive (tcp://, local://) returns false at once
+                boolean announced = !peer.busyPoll(0, () -> true);
+                loopPolls = loop.spins() && announced;
+                loop.joined(peer, announced);
                 handedOver = peer.notifyReadable(whenReadable);
                 if (!handedOver) {
                     loop.left(peer);
