@@ -5,6 +5,7 @@ import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -36,7 +37,9 @@ final class Readiness {
     private static final Logger LOG = LoggerFactory.getLogger(Readiness.class);
     /** How often an idle selector checks whether a channel is left, so the thread ends soon after the last close. */
     private static final long IDLE_CHECK_MILLIS = 1000;
-    /** The running instance, or null; written under {@code Readiness.class}, read without it by {@link #wakeInPlace}. */
+    /**
+     * The running instance, or null; written under {@code Readiness.class}, read without it by {@link #wakeInPlace}.
+     */
     private static volatile Readiness running;
 
     private final Selector selector;
@@ -152,7 +155,9 @@ final class Readiness {
         }
     }
 
-    /** Ends a {@link #selectInPlace} early (its condition is looked at again); nothing if no thread selects in place. */
+    /**
+     * Ends a {@link #selectInPlace} early (its condition is looked at again); nothing if no thread selects in place.
+     */
     static void wakeInPlace() {
         Readiness r = running;
         if (r != null && r.inPlace.get()) {
@@ -166,7 +171,7 @@ final class Readiness {
             for (;;) {
                 if (inPlace.get()) {
                     // an application thread selects: wait until it gives the selector back (it unparks this one)
-                    LockSupport.parkNanos(this, IDLE_CHECK_MILLIS * 1_000_000);
+                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(IDLE_CHECK_MILLIS));
                 } else {
                     selecting.lock();
                     try {

@@ -61,8 +61,10 @@ public final class UcpWorker implements AutoCloseable {
   private final List<UcpListener> listeners = new CopyOnWriteArrayList<>();
   private final Map<Integer, AmMessage> amHandlers = new ConcurrentHashMap<>();
   private final MemorySegment errorStub;
-  /** The event fd's pollfd for {@link #awaitEvents} and {@link #awaitArmed}, made on first use; callers at the same
-   * time write the same values into it. */
+  /**
+   * The event fd's pollfd for {@link #awaitEvents} and {@link #awaitArmed}, made on first use; callers at the same
+   * time write the same values into it.
+   */
   private volatile MemorySegment pollfd;
 
   UcpWorker(UcpContext context, ThreadMode mode) {
