@@ -174,6 +174,7 @@ final class FrameReader {
                 if (recv.hasRemaining()) {
                     return Math.min(dataLeft, recv.remaining());
                 }
+                growFor(dataLeft); // the rest of a large frame: not in idle-buffer pieces
             } else if (endOfStream) {
                 return -1;
             } else if (recv.remaining() >= Wire.HEADER_LENGTH) {

@@ -169,6 +169,36 @@ class TcpReadinessTest {
         assertArrayEquals(sent, drain(p.client(), sent.length));
     }
 
+    /**
+     * A large write read as an event loop reads it (available, then read that much) comes in large pieces, not in
+     * pieces of the small buffer a connection keeps between frames: 512 KiB in at most 128 rounds (4 KiB each on
+     * average; in pieces of that buffer it would take 256 or more).
+     */
+    @ParameterizedTest
+    @EnumSource(Mode.class)
+    @Timeout(120)
+    void theMiddleOfALargeWriteIsReadInLargePieces(Mode mode) throws Exception {
+        Pair p = pair(mode);
+        byte[] sent = random(512 * 1024, 7);
+        Future<?> sending = helper.submit(() -> {
+            send(p.client(), sent);
+            return null;
+        });
+        ByteBuffer got = ByteBuffer.allocate(sent.length);
+        int rounds = 0;
+        while (got.hasRemaining()) {
+            int n = awaitAvailable(p.served());
+            assertTrue(n > 0, "no end of stream before " + sent.length + " bytes; got " + got.position());
+            got.limit(got.position() + Math.min(n, got.remaining()));
+            p.served().read(got);
+            got.limit(got.capacity());
+            rounds++;
+        }
+        sending.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertArrayEquals(sent, got.array());
+        assertTrue(rounds <= 128, sent.length + " bytes took " + rounds + " rounds of available() and read()");
+    }
+
     @ParameterizedTest
     @EnumSource(Mode.class)
     @Timeout(120)
