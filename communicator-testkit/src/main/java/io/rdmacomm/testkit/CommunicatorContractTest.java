@@ -203,6 +203,39 @@ public abstract class CommunicatorContractTest extends CloseContractTest {
         assertThrows(ClosedChannelException.class, () -> p.client().tryWrite(ByteBuffer.allocate(1)));
     }
 
+    /**
+     * What tryWrite took leaves on its own: the writer fills what the transport takes while the peer reads nothing,
+     * then only waits; the peer, reading late, gets every byte taken, in order, with no write or sync after them.
+     */
+    @Test
+    @Timeout(60)
+    void bytesTryWriteTookArriveWithoutASync() throws Exception {
+        Pair p = h.pair();
+        byte[] data = random(24, 8 * MIB);
+        ByteBuffer src = ByteBuffer.wrap(data);
+        long start = System.nanoTime();
+        int refusedFirst = p.client().tryWrite(src.duplicate().limit(1000));
+        org.junit.jupiter.api.Assumptions.assumeTrue(refusedFirst >= 0,
+                transport.scheme() + ":// has no tryWrite (it returned -1)");
+        src.position(refusedFirst);
+        // odd sizes, so that frames and segments end mid-buffer
+        Random sizes = new Random(25);
+        while (src.hasRemaining() && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5)) {
+            ByteBuffer slice = src.duplicate().limit(Math.min(src.limit(), src.position() + 1 + sizes.nextInt(200_000)));
+            int n = p.client().tryWrite(slice);
+            if (n <= 0) {
+                break;
+            }
+            src.position(slice.position());
+        }
+        int taken = src.position();
+        assertTrue(taken > 0, "tryWrite took nothing on a fresh connection");
+        byte[] expected = Arrays.copyOf(data, taken);
+        // within 8 s: before the first heartbeat (a third of the default 30 s liveness), which would carry them too
+        assertBytes(expected, await(h.async(() -> readN(p.accepted(), taken)), Duration.ofSeconds(8)),
+                "the " + taken + " bytes tryWrite took, read late, with nothing written or synced after them");
+    }
+
     /** The gathering tryWrite: what it reports is what left the buffers, in order, and it arrives so. */
     @Test
     @Timeout(60)

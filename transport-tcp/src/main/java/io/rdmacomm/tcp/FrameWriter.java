@@ -4,6 +4,7 @@ import io.rdmacomm.api.support.Utf8;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -34,6 +35,14 @@ final class FrameWriter {
     /** Where the DATA frame that writes are filling starts in {@link #send}, or -1. */
     private int openFrame = -1;
     private boolean outputShut;
+    /** Whether {@link #send} holds bytes tryWrite took that must leave without a further call; under the lock. */
+    private boolean owed;
+    /** Set on the readiness thread when the socket takes bytes again; whoever holds or next frees the lock drains. */
+    private volatile boolean flushWanted;
+    private final Runnable onWritable = this::writable;
+    /** tryWrite's gathering write: a frame header and the buffers it sends; grows to the most buffers asked for. */
+    private ByteBuffer[] tryGather = new ByteBuffer[8];
+    private final ByteBuffer[] one = new ByteBuffer[1];
 
     FrameWriter(SocketIo io, Settings settings) {
         this.io = io;
@@ -78,7 +87,181 @@ final class FrameWriter {
                 }
             }
         } finally {
-            lock.unlock();
+            unlock();
+        }
+    }
+
+    /** {@link #tryWrite(ByteBuffer[], int, int)} of one buffer. */
+    int tryWrite(ByteBuffer src) throws IOException {
+        if (!lock.tryLock()) {
+            return 0;
+        }
+        try {
+            one[0] = src;
+            return (int) tryWriteLocked(one, 0, 1);
+        } finally {
+            one[0] = null;
+            unlock();
+        }
+    }
+
+    /**
+     * Sends what the non-blocking plain socket takes now of the buffers, in DATA frames, without waiting: bytes it
+     * took in part of a frame are owed (see the class comment). Returns the bytes taken from the buffers, 0 if the
+     * socket takes nothing now, bytes are still owed, or another thread writes.
+     */
+    long tryWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        if (!lock.tryLock()) {
+            return 0;
+        }
+        try {
+            return tryWriteLocked(srcs, offset, length);
+        } finally {
+            unlock();
+        }
+    }
+
+    private long tryWriteLocked(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        checkOutput();
+        if (send.position() > 0 && !drainNow()) {
+            return 0;
+        }
+        int maxFrame = pool.capacity() - Wire.HEADER_LENGTH;
+        int end = offset + length;
+        int i = offset;
+        long taken = 0;
+        for (;;) {
+            while (i < end && !srcs[i].hasRemaining()) {
+                i++;
+            }
+            if (i == end) {
+                return taken;
+            }
+            // the frame: srcs[i..last], the last one cut to its first lastBytes
+            int total = 0;
+            int last = i;
+            int lastBytes = 0;
+            for (int j = i; j < end && total < maxFrame; j++) {
+                int r = Math.min(srcs[j].remaining(), maxFrame - total);
+                if (r > 0) {
+                    total += r;
+                    last = j;
+                    lastBytes = r;
+                }
+            }
+            if (Wire.HEADER_LENGTH + total <= send.remaining()) {
+                // small: copied into the (empty) send buffer and sent from there in one write
+                send.position(frame.wrap(send, 0).data(total));
+                for (int j = i; j <= last; j++) {
+                    copy(srcs[j], j == last ? lastBytes : srcs[j].remaining());
+                }
+                taken += total;
+                if (!drainNow()) {
+                    owe();
+                    return taken;
+                }
+                i = last;
+                continue;
+            }
+            int count = last - i + 2;
+            if (tryGather.length < count) {
+                tryGather = new ByteBuffer[Math.max(count, 2 * tryGather.length)];
+            }
+            header.clear().limit(frame.wrap(header, 0).data(total));
+            tryGather[0] = header;
+            System.arraycopy(srcs, i, tryGather, 1, count - 1);
+            ByteBuffer cut = srcs[last];
+            int cutLimit = cut.limit();
+            cut.limit(cut.position() + lastBytes);
+            long n;
+            try {
+                n = io.writeNow(tryGather, 0, count);
+                if (n > 0 && n < Wire.HEADER_LENGTH + total) {
+                    // the frame is committed: its tail is owed, copied in order
+                    grow();
+                    send.put(header);
+                    for (int j = 1; j < count; j++) {
+                        send.put(tryGather[j]);
+                    }
+                }
+            } finally {
+                cut.limit(cutLimit);
+                Arrays.fill(tryGather, 0, count, null);
+                header.clear();
+            }
+            if (n == 0) {
+                return taken;
+            }
+            taken += total;
+            if (send.position() > 0) {
+                owe();
+                return taken;
+            }
+            i = last;
+        }
+    }
+
+    /** Copies {@code count} bytes of {@code src} into {@link #send}. */
+    private void copy(ByteBuffer src, int count) {
+        int limit = src.limit();
+        src.limit(src.position() + count);
+        send.put(src);
+        src.limit(limit);
+    }
+
+    /**
+     * Sends what {@link #send} holds, as far as the socket takes it now; true if nothing is left. Under the lock, on
+     * a non-blocking plain channel.
+     */
+    private boolean drainNow() throws IOException {
+        closeFrame();
+        send.flip();
+        try {
+            io.writeNow(send);
+        } finally {
+            send.compact();
+        }
+        if (send.position() > 0) {
+            return false;
+        }
+        owed = false;
+        toIdle();
+        return true;
+    }
+
+    /** Marks what {@link #send} holds as owed and asks the readiness thread to say when the socket takes more. */
+    private void owe() throws IOException {
+        owed = true;
+        io.armWritable(onWritable);
+    }
+
+    /** On the readiness thread: the socket takes bytes again. Never blocks nor throws. */
+    private void writable() {
+        flushWanted = true;
+        drainIfFree();
+    }
+
+    /** Sends owed bytes now if nobody holds the lock, for as long as the readiness thread asks for it. */
+    private void drainIfFree() {
+        while (flushWanted && lock.tryLock()) {
+            try {
+                flushWanted = false;
+                if (owed && !outputShut && !drainNow()) {
+                    io.armWritable(onWritable);
+                }
+            } catch (IOException | RuntimeException e) {
+                // a closed or failed connection: its calls report it; the close's delivery sends what it can
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Lets go of the lock, then drains owed bytes if the readiness thread asked meanwhile. */
+    private void unlock() {
+        lock.unlock();
+        if (flushWanted) {
+            drainIfFree();
         }
     }
 
@@ -90,7 +273,7 @@ final class FrameWriter {
                 flush(0);
             }
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -102,7 +285,7 @@ final class FrameWriter {
             header.clear().limit(frame.wrap(header, 0).put(op, key, offset, src.remaining()));
             writeFrame(src);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -112,7 +295,7 @@ final class FrameWriter {
             checkOutput();
             sendFrame(room(Wire.GET_LENGTH).get(op, key, offset, count));
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -129,7 +312,7 @@ final class FrameWriter {
             Wire.Frame f = room(Wire.OP_LENGTH + textBytes);
             sendFrame(text == null ? f.ack(op) : f.error(op, text, textBytes));
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -143,7 +326,7 @@ final class FrameWriter {
             header.clear().limit(frame.wrap(header, 0).getResponse(op, source.remaining()));
             writeFrame(source);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -185,7 +368,7 @@ final class FrameWriter {
         } catch (IOException e) {
             // the connection's calls report its failure; the next heartbeat tries again
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -210,7 +393,7 @@ final class FrameWriter {
                 io.endStream(send.position() > 0, this::flush);
             }
         } finally {
-            lock.unlock();
+            unlock();
         }
         return true;
     }
@@ -274,6 +457,7 @@ final class FrameWriter {
 
     /** Gives a borrowed buffer back once it was sent (cleared). */
     private void toIdle() {
+        owed = false;
         ByteBuffer b = send;
         if (b != idle) {
             send = idle;

@@ -43,6 +43,8 @@ final class SocketIo implements Readiness.Ready {
     private volatile Thread writeWaiter;
     /** Told on the readiness thread whenever the channel turns readable, once {@link #armReadable} set it. */
     private volatile Runnable onReadable;
+    /** Told on the readiness thread whenever the channel turns writable, once {@link #armWritable} set it. */
+    private volatile Runnable onWritable;
     /**
      * Set just before the channel closes: waits end with AsynchronousCloseException, and failures of channel calls
      * are reported as such.
@@ -155,6 +157,20 @@ final class SocketIo implements Readiness.Ready {
         Readiness.arm(key(), SelectionKey.OP_READ);
     }
 
+    /**
+     * Arms the (non-blocking) channel for room on the process's {@link Readiness} selector: {@code onWritable} runs on
+     * the readiness thread once the socket takes bytes again (and whenever a wait for room ends). Called by the
+     * writer, for bytes it took without waiting and must send on without its caller.
+     */
+    void armWritable(Runnable onWritable) throws IOException {
+        this.onWritable = onWritable;
+        try {
+            Readiness.arm(key(), SelectionKey.OP_WRITE);
+        } catch (CancelledKeyException e) {
+            throw new AsynchronousCloseException();
+        }
+    }
+
     /** The channel's key on the readiness selector; joins it on the first call. */
     private SelectionKey key() throws IOException {
         SelectionKey k = key;
@@ -189,6 +205,10 @@ final class SocketIo implements Readiness.Ready {
         }
         if ((readyOps & SelectionKey.OP_WRITE) != 0) {
             LockSupport.unpark(writeWaiter);
+            Runnable w = onWritable;
+            if (w != null) {
+                w.run();
+            }
         }
     }
 
@@ -290,6 +310,16 @@ final class SocketIo implements Readiness.Ready {
         } finally {
             tls.output().unlock();
         }
+    }
+
+    /**
+     * One gathering write of what the (non-blocking, plain) channel takes of the buffers now, without waiting;
+     * returns the bytes it took.
+     */
+    long writeNow(ByteBuffer[] bs, int offset, int length) throws IOException {
+        long n = channel.write(bs, offset, length);
+        sent += n;
+        return n;
     }
 
     /** {@link TlsSession#send}, counting what it sealed. Under {@code tls.output()}. */

@@ -363,6 +363,56 @@ final class TcpConnection implements AbstractCommunicator.Link {
         }
     }
 
+    /**
+     * Plain TCP only (-1 with TLS): {@link FrameWriter#tryWrite}. A blocking channel turns non-blocking first, which
+     * needs the read lock free: -1 while an application read waits in it.
+     */
+    @Override
+    public int tryWrite(ByteBuffer src) throws IOException {
+        checkOpen();
+        if (!canTryWrite()) {
+            return -1;
+        }
+        try {
+            return writer.tryWrite(src);
+        } catch (IOException e) {
+            throw failure(e, "write to");
+        }
+    }
+
+    @Override
+    public long tryWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        checkOpen();
+        if (!canTryWrite()) {
+            return -1;
+        }
+        try {
+            return writer.tryWrite(srcs, offset, length);
+        } catch (IOException e) {
+            throw failure(e, "write to");
+        }
+    }
+
+    /** Whether the channel is plain and non-blocking, turned so now if the read lock is free. */
+    private boolean canTryWrite() throws IOException {
+        if (io.tls() != null) {
+            return false;
+        }
+        if (io.blocking()) {
+            if (!readLock.tryLock()) {
+                return false;
+            }
+            try {
+                io.makeNonBlocking();
+            } catch (IOException e) {
+                throw failure(e, "write to");
+            } finally {
+                readLock.unlock();
+            }
+        }
+        return true;
+    }
+
     @Override
     public void sync() throws IOException {
         checkOpen();
