@@ -174,7 +174,6 @@ final class FrameReader {
                 if (recv.hasRemaining()) {
                     return Math.min(dataLeft, recv.remaining());
                 }
-                growFor(dataLeft); // the rest of a large frame: not in idle-buffer pieces
             } else if (endOfStream) {
                 return -1;
             } else if (recv.remaining() >= Wire.HEADER_LENGTH) {
@@ -203,6 +202,27 @@ final class FrameReader {
                 throw truncated();
             }
             received += n;
+            if (dataLeft > recv.remaining() && recv == idle && recv.limit() == idle.capacity()) {
+                readOnInFullBuffer();
+            }
+        }
+    }
+
+    /**
+     * The middle of a large DATA frame filled the idle buffer: more of it is likely there, so reading goes on in a
+     * full-size receive buffer rather than in idle-buffer pieces (a buffer is borrowed only once bytes came). An end
+     * of stream here is seen again by the next read.
+     */
+    private void readOnInFullBuffer() throws IOException {
+        growFor(dataLeft);
+        recv.compact();
+        try {
+            int n = io.readNow(recv);
+            if (n > 0) {
+                received += n;
+            }
+        } finally {
+            recv.flip();
         }
     }
 

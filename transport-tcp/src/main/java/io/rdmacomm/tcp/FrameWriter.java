@@ -91,6 +91,23 @@ final class FrameWriter {
         }
     }
 
+    /**
+     * Turns the connection's blocking channel non-blocking for tryWrite, unless a writer holds the lock: every write
+     * on the channel happens under it, and switching the mode waits for a channel write in progress. The caller
+     * holds the read lock, so no read is in progress either. Returns false if a writer is busy.
+     */
+    boolean tryMakeNonBlocking() throws IOException {
+        if (!lock.tryLock()) {
+            return false;
+        }
+        try {
+            io.makeNonBlocking();
+            return true;
+        } finally {
+            unlock();
+        }
+    }
+
     /** {@link #tryWrite(ByteBuffer[], int, int)} of one buffer. */
     int tryWrite(ByteBuffer src) throws IOException {
         if (!lock.tryLock()) {
@@ -241,8 +258,19 @@ final class FrameWriter {
         drainIfFree();
     }
 
-    /** Sends owed bytes now if nobody holds the lock, for as long as the readiness thread asks for it. */
+    /**
+     * Sends owed bytes now if nobody holds the lock, for as long as the readiness thread asks for it. Not on an
+     * interrupted thread, whose channel write would close the channel: the readiness thread is asked again instead.
+     */
     private void drainIfFree() {
+        if (Thread.currentThread().isInterrupted()) {
+            try {
+                io.armWritable(onWritable);
+            } catch (IOException | RuntimeException closed) {
+                // closed: nothing is left to send
+            }
+            return;
+        }
         while (flushWanted && lock.tryLock()) {
             try {
                 flushWanted = false;

@@ -365,13 +365,16 @@ final class TcpConnection implements AbstractCommunicator.Link {
 
     /**
      * Plain TCP only (-1 with TLS): {@link FrameWriter#tryWrite}. A blocking channel turns non-blocking first, which
-     * needs the read lock free: -1 while an application read waits in it.
+     * needs both the read lock and the writer free (the switch waits for a channel read or write in progress): -1
+     * while an application read waits in the read lock, or for good once the progress thread holds it; 0 while a
+     * writer is busy.
      */
     @Override
     public int tryWrite(ByteBuffer src) throws IOException {
         checkOpen();
-        if (!canTryWrite()) {
-            return -1;
+        int can = canTryWrite();
+        if (can <= 0) {
+            return can;
         }
         try {
             return writer.tryWrite(src);
@@ -383,8 +386,9 @@ final class TcpConnection implements AbstractCommunicator.Link {
     @Override
     public long tryWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
         checkOpen();
-        if (!canTryWrite()) {
-            return -1;
+        int can = canTryWrite();
+        if (can <= 0) {
+            return can;
         }
         try {
             return writer.tryWrite(srcs, offset, length);
@@ -393,24 +397,29 @@ final class TcpConnection implements AbstractCommunicator.Link {
         }
     }
 
-    /** Whether the channel is plain and non-blocking, turned so now if the read lock is free. */
-    private boolean canTryWrite() throws IOException {
+    /**
+     * 1 if the channel is plain and non-blocking (turned so now if the read lock and the writer are free); 0 if a
+     * writer holds the channel; -1 if tryWrite cannot be offered (TLS, or a reader holds the read lock).
+     */
+    private int canTryWrite() throws IOException {
         if (io.tls() != null) {
-            return false;
+            return -1;
         }
         if (io.blocking()) {
             if (!readLock.tryLock()) {
-                return false;
+                return -1;
             }
             try {
-                io.makeNonBlocking();
+                if (!writer.tryMakeNonBlocking()) {
+                    return 0;
+                }
             } catch (IOException e) {
                 throw failure(e, "write to");
             } finally {
                 readLock.unlock();
             }
         }
-        return true;
+        return 1;
     }
 
     @Override

@@ -18,6 +18,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
@@ -197,6 +198,45 @@ class TcpReadinessTest {
         sending.get(WAIT_SECONDS, TimeUnit.SECONDS);
         assertArrayEquals(sent, got.array());
         assertTrue(rounds <= 128, sent.length + " bytes took " + rounds + " rounds of available() and read()");
+    }
+
+    /**
+     * tryWrite never waits, not even on a blocking channel whose writer is stuck on a peer that reads nothing: turning
+     * the channel non-blocking would wait for that write, so tryWrite answers 0; once the writer is through (the peer
+     * read), it takes bytes, and everything arrives in order.
+     */
+    @Test
+    @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a tryWrite that waits would never return
+    void tryWriteDoesNotWaitForAWriterStuckOnABlockingChannel() throws Exception {
+        Pair p = pair(Mode.BLOCKING);
+        byte[] big = random(16 * 1024 * 1024, 8);
+        Future<?> writing = helper.submit(() -> {
+            send(p.client(), big); // more than the socket buffers hold: blocks until the peer reads
+            return null;
+        });
+        // wait until the writer is stuck: the peer's socket holds bytes and the writer has not returned
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (p.served().available() == 0 && System.nanoTime() < until) {
+            Thread.onSpinWait();
+        }
+        assertTrue(!writing.isDone(), "the writer should be stuck on a peer that reads nothing");
+        byte[] small = random(100, 9);
+        ByteBuffer src = ByteBuffer.wrap(small);
+        long start = System.nanoTime();
+        int n = p.client().tryWrite(src);
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(tookMillis < 2000, "tryWrite waited " + tookMillis + " ms for a stuck writer");
+        assertEquals(0, n, "a busy writer: tryWrite takes nothing");
+        Future<byte[]> reading = helper.submit(() -> drain(p.served(), big.length + small.length));
+        writing.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        while (src.hasRemaining()) {
+            if (p.client().tryWrite(src) == 0) {
+                Thread.onSpinWait();
+            }
+        }
+        byte[] all = reading.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertArrayEquals(big, Arrays.copyOf(all, big.length));
+        assertArrayEquals(small, Arrays.copyOfRange(all, big.length, all.length));
     }
 
     @ParameterizedTest
