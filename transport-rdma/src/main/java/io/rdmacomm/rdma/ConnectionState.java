@@ -229,8 +229,22 @@ final class ConnectionState implements Waiter.Poller {
         return controlSent;
     }
 
+    /**
+     * While a reader spins on a shared ring's published end, the node's progress is polled only every this many
+     * spins: the ring's bytes need none, and a progress call costs more than a look at the ring.
+     */
+    static final int RING_POLL_EVERY = Integer.getInteger("io.rdmacomm.rdma.ringPollEvery", 16);
+    /** Set while a reader spins on this connection's shared ring; see {@link #RING_POLL_EVERY}. */
+    volatile boolean ringSpinning;
+    /** Spins since the last progress call while {@link #ringSpinning}; racy between threads, which costs nothing. */
+    private int ringSpins;
+
     @Override
     public boolean poll() {
+        if (ringSpinning && ++ringSpins < RING_POLL_EVERY) {
+            return false;
+        }
+        ringSpins = 0;
         return node.poll();
     }
 

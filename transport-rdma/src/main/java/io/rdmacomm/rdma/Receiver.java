@@ -180,6 +180,7 @@ final class Receiver {
                     sharedPoller = Thread.currentThread();
                     if (!flagged) {
                         shared.polling(true);
+                        state.ringSpinning = true;
                     }
                 }
                 try {
@@ -228,6 +229,7 @@ final class Receiver {
     /** Clears the polling flag, whichever thread set it, and takes what was published meanwhile; the reading thread's. */
     private void endSharedPolling() {
         sharedPoller = null;
+        state.ringSpinning = false;
         shared.polling(false);
         pollShared();
     }
