@@ -145,7 +145,7 @@ public interface Communicator extends AutoCloseable {
 
     /**
      * Whether {@link #blockingPoll} can wait here: the transport has progress of its own that a thread can sleep on
-     * (rdma:// on ucx-ffm: the UCX worker's event descriptor; tcp://: the process's readiness selector). False by
+     * (rdma:// on UCX: the UCX worker's wait; tcp://: the process's readiness selector). False by
      * default.
      */
     default boolean canBlockingPoll() {

@@ -32,7 +32,7 @@ import java.util.function.Consumer;
  * arms {@link Communicator#notifyReadable}; the listener, run on a transport thread, queues the channel's
  * registration and wakes this loop, which then reads what {@link Communicator#available()} says is there without
  * blocking. When nothing is queued the loop sleeps until a listener, a task or a scheduled task wakes it: where its
- * connections' transport can ({@link Communicator#canBlockingPoll()}: rdma:// on ucx-ffm) it sleeps in that
+ * connections' transport can ({@link Communicator#canBlockingPoll()}: rdma:// on UCX, tcp://) it sleeps in that
  * transport's own wait ({@link Communicator#blockingPoll}), taking arrivals in on this thread, so an arrival wakes
  * this thread alone instead of a progress thread that then wakes this one; otherwise it parks. With a
  * {@code busyPollNanos} above zero it instead spins that long in {@link Communicator#busyPoll} on one of its

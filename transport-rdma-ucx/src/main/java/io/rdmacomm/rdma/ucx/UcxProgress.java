@@ -3,6 +3,8 @@ package io.rdmacomm.rdma.ucx;
 import io.rdmacomm.api.support.RateLimitedLog;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +44,8 @@ public abstract class UcxProgress {
     private volatile boolean appPolled;
     /** Whether an application thread waits for the worker's events in place of this one ({@link #beginAppWait()}). */
     private volatile boolean appWaiting;
+    /** Held by the application thread waiting in this thread's place ({@link #waitFromApplication}). */
+    private final ReentrantLock waitLock = new ReentrantLock();
     private Thread thread;
 
     /** Starts the thread, named {@code name}; once, at the end of the provider's constructor. */
@@ -70,6 +74,72 @@ public abstract class UcxProgress {
 
     /** Wakes {@link #waitForEvents()} ({@code ucp_worker_signal}). */
     protected abstract void signal();
+
+    /** One round of progress on an application thread waiting in this thread's place; what happened. */
+    protected abstract int applicationRound() throws Exception;
+
+    /**
+     * Sleeps on the application thread waiting in this thread's place, at most {@code nanos}, until the worker has
+     * events or is {@link #signal() signalled} (a signal since the last round ends it at once); not at all if
+     * {@code until} holds or the thread was {@linkplain #stop() stopped}.
+     */
+    protected abstract void sleepInPlace(long nanos, BooleanSupplier until) throws Exception;
+
+    /**
+     * Waits on an application thread, up to {@code nanos}, for the worker's events and progresses them there, until
+     * {@code until} holds or a {@link #wakeIfSleeping()}; this thread stays aside meanwhile, and after a wait that
+     * ended in work (until its grace period passes without another), but takes over at once after one whose time was
+     * up. One application thread at a time: false at once for another, and once {@link #stop()} began. Returns
+     * {@code until}'s last value.
+     */
+    public final boolean waitFromApplication(long nanos, BooleanSupplier until) {
+        if (!waitLock.tryLock()) {
+            return false;
+        }
+        boolean timedOut = false;
+        try {
+            beginAppWait();
+            long deadline = System.nanoTime() + nanos;
+            while (!until.getAsBoolean()) {
+                if (!running) {
+                    timedOut = true;
+                    return false;
+                }
+                if (applicationRound() > 0) {
+                    continue;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    timedOut = true;
+                    return until.getAsBoolean();
+                }
+                if (pending()) {
+                    // a pending operation gets no event: look again soon, as this thread does
+                    LockSupport.parkNanos(this, Math.min(left, POLL_PAUSE_NANOS));
+                    continue;
+                }
+                sleepInPlace(left, until);
+            }
+            return true;
+        } catch (Exception e) { // NOPMD: the caller waits another way; this thread takes over at once
+            applicationFailed(e);
+            timedOut = true;
+            return false;
+        } finally {
+            endAppWait();
+            waitLock.unlock();
+            if (timedOut) {
+                // the caller is idle and may sleep elsewhere now; after a wait that ended in work it comes back
+                // soon, and the thread stays aside for its grace period
+                pollingEnded();
+            }
+        }
+    }
+
+    /** Whether the thread runs: {@link #sleepInPlace} must not touch the worker once it was stopped. */
+    protected final boolean running() {
+        return running;
+    }
 
     private void run() {
         while (running) {
@@ -153,16 +223,34 @@ public abstract class UcxProgress {
         }
     }
 
-    /** Stops the thread; false if it did not stop within 5 s. */
+    /**
+     * Stops the thread, and waits for an application thread waiting in its place ({@link #waitFromApplication}) to
+     * leave the worker, signalling it meanwhile; false if either did not happen within 5 s (the caller must not
+     * destroy the worker then).
+     */
     public final boolean stop() {
         running = false;
         signal();
         LockSupport.unpark(thread);
+        boolean interrupted = false;
         try {
             thread.join(TimeUnit.SECONDS.toMillis(5));
         } catch (InterruptedException e) {
+            interrupted = true;
+        }
+        // not cut short by an interrupt: the caller destroys the worker once this returns true
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        boolean left;
+        while (!(left = waitLock.tryLock()) && System.nanoTime() - deadline < 0) {
+            signal();
+            LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        if (left) {
+            waitLock.unlock();
+        }
+        if (interrupted) {
             Thread.currentThread().interrupt();
         }
-        return !thread.isAlive();
+        return left && !thread.isAlive();
     }
 }

@@ -3,7 +3,6 @@ package io.rdmacomm.rdma.ucx.ffm;
 import io.rdmacomm.rdma.ucx.UcxProgress;
 import io.rdmacomm.ucx.ffm.UcpWorker;
 import java.util.Arrays;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
@@ -29,8 +28,6 @@ final class Progress extends UcxProgress {
     private Op[] polling = new Op[64];
     private int pollingCount;
 
-    /** Held by the application thread that waits for the worker's events ({@link #waitFromApplication}). */
-    private final ReentrantLock waitLock = new ReentrantLock();
     private final IntSupplier drainDeferred;
     private final ReentrantLock lock;
 
@@ -130,60 +127,24 @@ final class Progress extends UcxProgress {
         return finished;
     }
 
-    /**
-     * Waits on an application thread, up to {@code nanos}, for the worker's events and progresses them there, until
-     * {@code until} holds or {@link #signal()}; the progress thread stays aside meanwhile, and after a wait that ended
-     * in work (until its grace period passes without another), but takes over at once after one whose time was up.
-     * One application thread at a time: false at once for another. Returns {@code until}'s last value.
-     */
-    boolean waitFromApplication(long nanos, BooleanSupplier until) {
-        if (!waitLock.tryLock()) {
-            return false;
-        }
-        boolean timedOut = false;
+    @Override
+    protected int applicationRound() {
+        deferredWork = false;
+        return progressOnce();
+    }
+
+    /** Arms the worker (which consumes a signal made before: nothing to wait for then) and polls its event fd. */
+    @Override
+    protected void sleepInPlace(long nanos, BooleanSupplier until) {
+        boolean armed;
+        lock.lock();
         try {
-            beginAppWait();
-            long deadline = System.nanoTime() + nanos;
-            while (!until.getAsBoolean()) {
-                deferredWork = false;
-                if (progressOnce() > 0) {
-                    continue;
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    timedOut = true;
-                    return until.getAsBoolean();
-                }
-                if (pendingCount > 0) {
-                    // a pending operation gets no event: look again soon, as the progress thread does
-                    LockSupport.parkNanos(this, Math.min(left, POLL_PAUSE_NANOS));
-                    continue;
-                }
-                boolean armed;
-                lock.lock();
-                try {
-                    armed = worker.arm(); // consumes a signal() made before it: false then, and we look again
-                } finally {
-                    lock.unlock();
-                }
-                if (armed && !deferredWork && !until.getAsBoolean()) {
-                    worker.awaitArmed(left);
-                }
-            }
-            return true;
-        } catch (RuntimeException e) {
-            // the caller waits another way: the progress thread takes over at once
-            applicationFailed(e);
-            timedOut = true;
-            return false;
+            armed = running() && worker.arm();
         } finally {
-            endAppWait();
-            waitLock.unlock();
-            if (timedOut) {
-                // the caller is idle and may sleep elsewhere now; after a wait that ended in work it comes back
-                // soon, and the thread stays aside for its grace period
-                pollingEnded();
-            }
+            lock.unlock();
+        }
+        if (armed && !deferredWork && !until.getAsBoolean() && running()) {
+            worker.awaitArmed(nanos);
         }
     }
 

@@ -44,6 +44,8 @@ final class JucxNode implements SharedEndpointsNode {
     /** The endpoints to peer workers, shared by this node's channels. */
     final SharedEndpoints<UcpEndpoint, JucxChannel> endpoints;
     private final Loop progressThread;
+    /** Ends an application thread's wait in the worker at its deadline; removed before the worker goes. */
+    private final WaitDeadlines.Entry deadline;
     private final Map<Integer, JucxChannel> channels = new ConcurrentHashMap<>();
     private final AtomicInteger ids = new AtomicInteger(1);
     /** Whether one-sided access is withheld from peers: writes are active messages, gets are the engine's. */
@@ -88,6 +90,7 @@ final class JucxNode implements SharedEndpointsNode {
         a.get(address);
         worker.setAmRecvHandler(UcxWire.AM_CONTROL, (h, hs, d, ep) -> onAm(UcxWire.AM_CONTROL, h, hs, d));
         worker.setAmRecvHandler(UcxWire.AM_WRITE, (h, hs, d, ep) -> onAm(UcxWire.AM_WRITE, h, hs, d));
+        deadline = WaitDeadlines.add(worker::signal);
         progressThread = new Loop("rdmacomm-rdma-progress-ucx-" + (side == RdmaChannel.Role.ACTIVE ? "client"
                 : "server") + (netDevices == null ? "" : "-" + netDevices));
     }
@@ -123,6 +126,46 @@ final class JucxNode implements SharedEndpointsNode {
         protected void signal() {
             worker.signal();
         }
+
+        @Override
+        protected int applicationRound() throws Exception {
+            return progress();
+        }
+
+        /** {@code ucp_worker_wait}, untimed in JUCX: the node's {@link WaitDeadlines} entry ends it in time. */
+        @Override
+        protected void sleepInPlace(long nanos, BooleanSupplier until) {
+            deadline.arm(System.nanoTime() + nanos);
+            try {
+                if (!until.getAsBoolean() && running()) {
+                    worker.waitForEvents();
+                }
+            } finally {
+                deadline.disarm();
+            }
+        }
+    }
+
+    /**
+     * {@code -Dio.rdmacomm.ucx.blockingPoll=false}: an application thread never waits in the worker in place of the
+     * progress thread ({@link #canWait()} is false), as on ucx-ffm.
+     */
+    private static final boolean BLOCKING_POLL =
+            !"false".equals(System.getProperty("io.rdmacomm.ucx.blockingPoll"));
+
+    @Override
+    public boolean canWait() {
+        return BLOCKING_POLL;
+    }
+
+    @Override
+    public boolean waitAndPoll(long nanos, BooleanSupplier until) {
+        return progressThread.waitFromApplication(nanos, until);
+    }
+
+    @Override
+    public void wakeWaiter() {
+        progressThread.wakeIfSleeping();
     }
 
     /** The endpoint to a peer worker, shared by this node's channels to it; its error fails them all. */
@@ -282,6 +325,7 @@ final class JucxNode implements SharedEndpointsNode {
             LOG.warn("{} did not stop within 5 s; leaving its worker", progressThread.threadName());
             return;
         }
+        WaitDeadlines.remove(deadline);
         worker.close();
         context.close();
     }
