@@ -163,6 +163,11 @@ public abstract class UcxProgress {
                     // an application thread that began to wait meanwhile has the worker: no last look here
                     if (!appWaiting && nothingToDo() && running) {
                         waitForEvents();
+                        if (appWaiting) {
+                            // an application thread began to wait meanwhile: this wait may have taken the signal
+                            // meant for it (waiting arms the worker, which drains its wake-up descriptor): pass it on
+                            signal();
+                        }
                     }
                     sleeping = false;
                 }
@@ -225,32 +230,52 @@ public abstract class UcxProgress {
 
     /**
      * Stops the thread, and waits for an application thread waiting in its place ({@link #waitFromApplication}) to
-     * leave the worker, signalling it meanwhile; false if either did not happen within 5 s (the caller must not
-     * destroy the worker then).
+     * leave the worker, signalling it meanwhile; false if either did not happen within 5 s, or if called from that
+     * waiting thread itself (the caller must not destroy the worker then).
      */
     public final boolean stop() {
         running = false;
-        signal();
-        LockSupport.unpark(thread);
-        boolean interrupted = false;
-        try {
-            thread.join(TimeUnit.SECONDS.toMillis(5));
-        } catch (InterruptedException e) {
-            interrupted = true;
-        }
-        // not cut short by an interrupt: the caller destroys the worker once this returns true
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        boolean left;
-        while (!(left = waitLock.tryLock()) && System.nanoTime() - deadline < 0) {
+        if (waitLock.isHeldByCurrentThread()) {
+            // called from inside this thread's own wait in the worker (a listener that closed the last connection):
+            // the worker must outlive the call that is still in it; the thread ends all the same
             signal();
-            LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1));
+            LockSupport.unpark(thread);
+            return false;
         }
-        if (left) {
-            waitLock.unlock();
+        // not cut short by an interrupt (restored at the end): the caller destroys the worker once this returns true
+        boolean interrupted = Thread.interrupted();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            LockSupport.unpark(thread);
+            // signalled again and again: an application thread's wait in the worker may take a signal meant for it
+            boolean left = false;
+            while (System.nanoTime() - deadline < 0) {
+                signal();
+                if (thread.isAlive()) {
+                    interrupted |= joinBriefly();
+                } else if (waitLock.tryLock()) {
+                    waitLock.unlock();
+                    left = true;
+                    break;
+                } else {
+                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1));
+                }
+            }
+            return left;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
+    }
+
+    /** Joins the thread for 10 ms; true if interrupted meanwhile (the interrupt is then cleared, for the caller). */
+    private boolean joinBriefly() {
+        try {
+            thread.join(10);
+            return false;
+        } catch (InterruptedException e) {
+            return true;
         }
-        return left && !thread.isAlive();
     }
 }

@@ -91,8 +91,18 @@ final class JucxNode implements SharedEndpointsNode {
         worker.setAmRecvHandler(UcxWire.AM_CONTROL, (h, hs, d, ep) -> onAm(UcxWire.AM_CONTROL, h, hs, d));
         worker.setAmRecvHandler(UcxWire.AM_WRITE, (h, hs, d, ep) -> onAm(UcxWire.AM_WRITE, h, hs, d));
         deadline = WaitDeadlines.add(worker::signal);
-        progressThread = new Loop("rdmacomm-rdma-progress-ucx-" + (side == RdmaChannel.Role.ACTIVE ? "client"
+        progressThread = newLoop("rdmacomm-rdma-progress-ucx-" + (side == RdmaChannel.Role.ACTIVE ? "client"
                 : "server") + (netDevices == null ? "" : "-" + netDevices));
+    }
+
+    /** The progress thread, or, if it cannot be made, no deadline entry left behind. */
+    private Loop newLoop(String name) {
+        try {
+            return new Loop(name);
+        } catch (RuntimeException | Error e) {
+            WaitDeadlines.remove(deadline);
+            throw e;
+        }
     }
 
     /** The node's progress thread ({@link UcxProgress}): a round is one progress of the worker. */
@@ -217,8 +227,8 @@ final class JucxNode implements SharedEndpointsNode {
 
     /** After issuing a request counted with {@link #track()}: a pending one needs the thread polling. */
     void issued(UcpRequest request) {
-        if (progressThread.sleeping() && !request.isCompleted()) {
-            worker.signal();
+        if (!request.isCompleted()) {
+            progressThread.wakeIfSleeping(); // the progress thread, or an application thread waiting in its place
         }
     }
 

@@ -15,6 +15,8 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class WaitDeadlines {
     private static final long NONE = Long.MIN_VALUE;
+    /** How soon the thread signals a wait again that its signal did not end. */
+    private static final long RESIGNAL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** How long the thread sleeps at most: it ends soon after the last entry goes. */
     private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final List<Entry> ENTRIES = new CopyOnWriteArrayList<>();
@@ -50,10 +52,18 @@ final class WaitDeadlines {
             deadline = NONE;
         }
 
+        /**
+         * Signals the worker while the wait is still armed with this deadline; the entry stays armed, so the thread
+         * signals again {@link #RESIGNAL_NANOS} later if the wait goes on (another thread's wait in the same worker
+         * may have taken the signal). Never throws.
+         */
         private synchronized void signalIfDue(long due) {
             if (!gone && deadline == due) {
-                deadline = NONE;
-                signal.run();
+                try {
+                    signal.run();
+                } catch (RuntimeException | Error e) { // NOPMD: the thread serves every node of the process
+                    deadline = NONE;
+                }
             }
         }
     }
@@ -66,8 +76,13 @@ final class WaitDeadlines {
             if (thread == null) {
                 Thread t = new Thread(WaitDeadlines::run, "rdmacomm-rdma-ucx-deadlines");
                 t.setDaemon(true);
+                try {
+                    t.start();
+                } catch (RuntimeException | Error failed) {
+                    ENTRIES.remove(e);
+                    throw failed;
+                }
                 thread = t;
-                t.start();
             }
         }
         return e;
@@ -99,7 +114,9 @@ final class WaitDeadlines {
                 }
                 if (d - now <= 0) {
                     e.signalIfDue(d);
-                } else if (d - next < 0) {
+                    d = now + RESIGNAL_NANOS;
+                }
+                if (d - next < 0) {
                     next = d;
                 }
             }
