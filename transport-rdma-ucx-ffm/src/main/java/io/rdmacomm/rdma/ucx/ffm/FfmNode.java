@@ -4,6 +4,7 @@ import io.rdmacomm.rdma.spi.ChannelHandler;
 import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.ucx.SharedEndpoints;
 import io.rdmacomm.rdma.ucx.SharedEndpointsNode;
+import io.rdmacomm.rdma.ucx.UcxProgress;
 import io.rdmacomm.rdma.ucx.UcxTransports;
 import io.rdmacomm.rdma.ucx.UcxWire;
 import io.rdmacomm.ucx.ffm.AmMessage;
@@ -37,13 +38,6 @@ import org.slf4j.LoggerFactory;
  */
 final class FfmNode implements SharedEndpointsNode {
     private static final Logger LOG = LoggerFactory.getLogger(FfmNode.class);
-    /**
-     * {@code -Dio.rdmacomm.ucx.blockingPoll=false}: no application thread sleeps in the worker's wait
-     * ({@code Communicator.canBlockingPoll()} is false): event loops park and the progress thread wakes them (to
-     * compare).
-     */
-    private static final boolean BLOCKING_POLL =
-            !"false".equals(System.getProperty("io.rdmacomm.ucx.blockingPoll"));
     private static final int OP_MEMORY = FfmChannel.MAX_MESSAGE + UcxWire.WRITE_HEADER;
     /**
      * Endpoints are created in UCX's default error mode, as the ucx-jucx provider's: in peer mode libucx 1.13 leaves
@@ -340,23 +334,8 @@ final class FfmNode implements SharedEndpointsNode {
     }
 
     @Override
-    public void pollingEnded() {
-        progress.pollingEnded();
-    }
-
-    @Override
-    public boolean canWait() {
-        return BLOCKING_POLL;
-    }
-
-    @Override
-    public boolean waitAndPoll(long nanos, BooleanSupplier until) {
-        return progress.waitFromApplication(nanos, until);
-    }
-
-    @Override
-    public void wakeWaiter() {
-        progress.wakeIfSleeping();
+    public UcxProgress progressThread() {
+        return progress;
     }
 
     /**

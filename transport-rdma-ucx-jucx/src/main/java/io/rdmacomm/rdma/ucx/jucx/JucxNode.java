@@ -156,26 +156,9 @@ final class JucxNode implements SharedEndpointsNode {
         }
     }
 
-    /**
-     * {@code -Dio.rdmacomm.ucx.blockingPoll=false}: an application thread never waits in the worker in place of the
-     * progress thread ({@link #canWait()} is false), as on ucx-ffm.
-     */
-    private static final boolean BLOCKING_POLL =
-            !"false".equals(System.getProperty("io.rdmacomm.ucx.blockingPoll"));
-
     @Override
-    public boolean canWait() {
-        return BLOCKING_POLL;
-    }
-
-    @Override
-    public boolean waitAndPoll(long nanos, BooleanSupplier until) {
-        return progressThread.waitFromApplication(nanos, until);
-    }
-
-    @Override
-    public void wakeWaiter() {
-        progressThread.wakeIfSleeping();
+    public UcxProgress progressThread() {
+        return progressThread;
     }
 
     /** The endpoint to a peer worker, shared by this node's channels to it; its error fails them all. */
@@ -300,11 +283,6 @@ final class JucxNode implements SharedEndpointsNode {
         progressWatchers.remove(w);
     }
 
-    /** An application thread stopped polling: take over progress now rather than after the grace period. */
-    @Override
-    public void pollingEnded() {
-        progressThread.pollingEnded();
-    }
 
     void lock() {
         lock.lock();
