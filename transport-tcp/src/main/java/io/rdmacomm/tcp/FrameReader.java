@@ -184,13 +184,7 @@ final class FrameReader {
                 }
                 growFor(Wire.HEADER_LENGTH + f.payloadLength()); // a whole frame that does not fit the idle buffer
             }
-            recv.compact();
-            int n;
-            try {
-                n = io.readNow(recv);
-            } finally {
-                recv.flip();
-            }
+            int n = readNowIntoRecv();
             if (n == 0) {
                 return 0;
             }
@@ -201,7 +195,6 @@ final class FrameReader {
                 }
                 throw truncated();
             }
-            received += n;
             if (dataLeft > recv.remaining() && recv == idle && recv.limit() == idle.capacity()) {
                 readOnInFullBuffer();
             }
@@ -215,15 +208,22 @@ final class FrameReader {
      */
     private void readOnInFullBuffer() throws IOException {
         growFor(dataLeft);
+        readNowIntoRecv();
+    }
+
+    /** One read of the socket into {@link #recv} without waiting, counted: the bytes read, 0, or -1 at its end. */
+    private int readNowIntoRecv() throws IOException {
         recv.compact();
+        int n;
         try {
-            int n = io.readNow(recv);
-            if (n > 0) {
-                received += n;
-            }
+            n = io.readNow(recv);
         } finally {
             recv.flip();
         }
+        if (n > 0) {
+            received += n;
+        }
+        return n;
     }
 
     /**

@@ -77,11 +77,7 @@ final class FrameWriter {
                 if (r > send.remaining()) {
                     grow();
                 }
-                int n = Math.min(r, send.remaining());
-                int limit = src.limit();
-                src.limit(src.position() + n);
-                send.put(src);
-                src.limit(limit);
+                copy(src, Math.min(r, send.remaining()));
                 if (!send.hasRemaining()) {
                     flush(0);
                 }
@@ -232,18 +228,23 @@ final class FrameWriter {
      */
     private boolean drainNow() throws IOException {
         closeFrame();
-        send.flip();
-        try {
-            io.writeNow(send);
-        } finally {
-            send.compact();
-        }
+        writeBufferedNow();
         if (send.position() > 0) {
             return false;
         }
         owed = false;
         toIdle();
         return true;
+    }
+
+    /** Sends what {@link #send} holds as far as the socket takes it now; the rest stays buffered, in order. */
+    private void writeBufferedNow() throws IOException {
+        send.flip();
+        try {
+            io.writeNow(send);
+        } finally {
+            send.compact();
+        }
     }
 
     /** Marks what {@link #send} holds as owed and asks the readiness thread to say when the socket takes more. */
@@ -387,12 +388,7 @@ final class FrameWriter {
                 return;
             }
             send.position(send.position() + frame.wrap(send, send.position()).heartbeat());
-            send.flip();
-            try {
-                io.writeNow(send);
-            } finally {
-                send.compact();
-            }
+            writeBufferedNow();
         } catch (IOException e) {
             // the connection's calls report its failure; the next heartbeat tries again
         } finally {

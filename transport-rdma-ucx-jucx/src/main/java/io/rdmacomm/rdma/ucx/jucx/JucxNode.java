@@ -283,7 +283,6 @@ final class JucxNode implements SharedEndpointsNode {
         progressWatchers.remove(w);
     }
 
-
     void lock() {
         lock.lock();
     }
