@@ -8,6 +8,8 @@ import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
@@ -32,6 +34,18 @@ import org.slf4j.LoggerFactory;
  */
 final class Receiver {
     private static final Logger LOG = LoggerFactory.getLogger(Receiver.class);
+    private static final VarHandle READY_AT;
+    private static final VarHandle SHARED_END;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            READY_AT = lookup.findVarHandle(Receiver.class, "readyAt", long.class);
+            SHARED_END = lookup.findVarHandle(Receiver.class, "sharedEnd", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private static final long CANCEL_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final ConnectionState state;
@@ -66,6 +80,13 @@ final class Receiver {
     private int inlineLength;
     /** Notified ring data; guarded by itself. */
     private final Segments segments = new Segments();
+    /**
+     * The stream position of the first of {@link #segments}, or -1 while there is none: stored (with release) under
+     * the lock at every change, so that a read, and every turn of a spinning read, sees whether a segment is ready
+     * without taking the lock.
+     */
+    @SuppressWarnings("unused") // through READY_AT
+    private volatile long readyAt = -1;
     private final ByteBuffer creditScratch = ByteBuffer.allocate(CreditMessage.LENGTH);
     /** Reads running: the ring may be provider memory that close() unmaps, so close waits for them. */
     private final AtomicInteger reading = new AtomicInteger();
@@ -282,7 +303,8 @@ final class Receiver {
                 segments.add(from, from, n);
                 from += n;
             }
-            sharedEnd = end;
+            segmentsChanged();
+            SHARED_END.setRelease(this, end); // for the liveness thread: no fence needed
         }
     }
 
@@ -405,9 +427,7 @@ final class Receiver {
     }
 
     private boolean segmentReady() {
-        synchronized (segments) {
-            return !segments.isEmpty() && segments.firstPos() == consumed;
-        }
+        return (long) READY_AT.getAcquire(this) == consumed;
     }
 
     private boolean atEnd() {
@@ -424,14 +444,22 @@ final class Receiver {
         state.send(a.encode(ByteBuffer.allocate(a.encodedLength())));
     }
 
+    /** After a change of {@link #segments}, under its lock: publishes where the first segment starts. */
+    private void segmentsChanged() {
+        READY_AT.setRelease(this, segments.isEmpty() ? -1L : segments.firstPos());
+    }
+
     private int copyFromRing(ByteBuffer dst) {
         long cursor;
-        int length;
+        int n;
+        // one look under the lock takes the bytes off the first segment: only this thread consumes, and the ring
+        // keeps them until the credit below lets the writer reuse them
         synchronized (segments) {
             cursor = segments.firstCursor();
-            length = segments.firstLength();
+            n = Math.min(dst.remaining(), segments.firstLength());
+            segments.consume(n);
+            segmentsChanged();
         }
-        int n = Math.min(dst.remaining(), length);
         if (inlineLength > 0 && cursor >= inlineFrom && cursor + n <= inlineFrom + inlineLength) {
             dst.put(dst.position(), inlineBytes, (int) (cursor - inlineFrom), n);
             if (cursor + n == inlineFrom + inlineLength) {
@@ -444,9 +472,6 @@ final class Receiver {
             dst.put(dst.position(), ring, (int) (cursor % state.ringSize), n);
         }
         dst.position(dst.position() + n);
-        synchronized (segments) {
-            segments.consume(n);
-        }
         consumed += n;
         ringConsumed += n;
         if (ringConsumed - creditSent >= state.ringSize / 2) {
@@ -479,6 +504,7 @@ final class Receiver {
                 dataEnd = Math.max(dataEnd, cursor + n);
             }
             segments.add(DataMessage.streamPosition(m), cursor, n);
+            segmentsChanged();
         }
     }
 

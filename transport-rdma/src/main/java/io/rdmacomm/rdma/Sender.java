@@ -13,6 +13,7 @@ import io.rdmacomm.rdma.spi.RdmaChannel;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
 import io.rdmacomm.rdma.spi.RemoteRegion;
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
@@ -41,6 +42,19 @@ final class Sender {
      * write followed by a notification: measured faster for small writes (see the module README).
      */
     static final int INLINE_MAX = 1024;
+
+    private static final VarHandle WRITING;
+    private static final VarHandle CALLS;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            WRITING = lookup.findVarHandle(Sender.class, "writing", boolean.class);
+            CALLS = lookup.findVarHandle(Sender.class, "calls", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final ConnectionState state;
     private final String writeWhat;
@@ -155,6 +169,17 @@ final class Sender {
         return calls;
     }
 
+    /**
+     * A write, tryWrite ({@code counted}) or sync begins. The flag and the count are for other threads' looks (close,
+     * the liveness thread), which need no fence on the writer's path: release stores, plain on x86.
+     */
+    private void beginCall(boolean counted) {
+        WRITING.setRelease(this, true);
+        if (counted) {
+            CALLS.setRelease(this, calls + 1);
+        }
+    }
+
     /** Whether a write or sync runs (close then leaves the staged bytes to it). */
     boolean isWriting() {
         return writing;
@@ -163,8 +188,7 @@ final class Sender {
     // ---- writing -----------------------------------------------------------------------------------------------
 
     void write(ByteBuffer src) throws IOException {
-        writing = true;
-        calls++;
+        beginCall(true);
         try {
             while (src.hasRemaining()) {
                 checkWritable();
@@ -190,7 +214,7 @@ final class Sender {
                 }
             }
         } finally {
-            writing = false;
+            WRITING.setRelease(this, false);
         }
     }
 
@@ -211,8 +235,7 @@ final class Sender {
 
     /** {@link #tryWrite(ByteBuffer)} of several buffers, in order, with one flush (one notification) for all. */
     long tryWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
-        writing = true;
-        calls++;
+        beginCall(true);
         try {
             checkWritable();
             if (advertPending()) {
@@ -228,7 +251,7 @@ final class Sender {
             flushStaged();
             return taken;
         } finally {
-            writing = false;
+            WRITING.setRelease(this, false);
         }
     }
 
@@ -343,21 +366,21 @@ final class Sender {
         while (stagedFrom < ringWritten) {
             int off = (int) (stagedFrom % peerRingSize);
             int n = (int) Math.min(ringWritten - stagedFrom, peerRingSize - off);
-            outstanding.incrementAndGet();
             if (mappedRing) {
                 // the bytes are in the peer's ring already: make them visible before the notification, which a
-                // reader polling the published end does not need
+                // reader polling the published end does not need (then nothing is outstanding: no atomic count)
                 VarHandle.storeStoreFence();
-                if (shared != null && shared.publish(stagedFrom + n, staging, off, n)) {
-                    outstanding.decrementAndGet();
-                } else {
+                if (shared == null || !shared.publish(stagedFrom + n, staging, off, n)) {
+                    outstanding.incrementAndGet();
                     state.channel().send(DataMessage.encodeData(txScratch, stagedPos, stagedFrom, n),
                             ringCompletion);
                 }
             } else if (n <= inlineMax) {
+                outstanding.incrementAndGet();
                 state.channel().send(DataMessage.encodeInline(txScratch, stagedPos, stagedFrom, staging, off, n),
                         ringCompletion);
             } else {
+                outstanding.incrementAndGet();
                 state.channel().write(stagingRegion, stagingRegion.address() + off, peerRing,
                         peerRing.descriptor().address() + off, n,
                         DataMessage.encodeData(txScratch, stagedPos, stagedFrom, n), ringCompletion);
@@ -368,7 +391,7 @@ final class Sender {
     }
 
     void sync() throws IOException {
-        writing = true;
+        beginCall(false);
         try {
             checkWritable();
             flushStaged();
@@ -382,7 +405,7 @@ final class Sender {
                 throw state.failed("write to " + state.peerName());
             }
         } finally {
-            writing = false;
+            WRITING.setRelease(this, false);
         }
     }
 

@@ -19,8 +19,8 @@ import java.util.function.Supplier;
  * costs at most {@link #PARK_SLICE_NANOS}, never a hang.
  *
  * <p>Every event that may make a condition true must call {@link #wake()} after publishing it; a waiting thread
- * enlists itself before it checks its condition, so no wake-up falls between check and park. Waiting and waking
- * allocate nothing as long as at most {@link #SLOTS} threads wait at once.
+ * enlists itself before the last check of its condition before it parks (a spinning thread only when its spin ends),
+ * so no wake-up falls between check and park. Waiting and waking allocate nothing as long as at most {@link #SLOTS} threads wait at once.
  */
 public final class Waiter {
     /** A deadline that never passes. */
@@ -128,10 +128,12 @@ public final class Waiter {
             return deadline;
         }
         Thread me = Thread.currentThread();
-        int slot = enlist(me);
+        boolean spinning = spinNanos > 0;
+        // a spinning thread needs no wake-up: it enlists (an atomic write) only once it is about to park, and looks at
+        // its condition again after that, so no wake-up falls between its last look and its park
+        int slot = spinning ? NOT_ENLISTED : enlist(me);
         try {
             long spinEnd = 0;
-            boolean spinning = spinNanos > 0;
             int polls = 0;
             while (!ready.getAsBoolean()) {
                 if (closed.getAsBoolean()) {
@@ -160,6 +162,7 @@ public final class Waiter {
                         continue;
                     }
                     spinning = false;
+                    slot = enlist(me);
                     poller.pollingEnded();
                     // the poller may have stopped something that relied on the polling: look again before parking
                     continue;
@@ -205,6 +208,10 @@ public final class Waiter {
         }
     }
 
+    /** What {@link #enlist} returns for a thread that went to the overflow set; {@link #NOT_ENLISTED}: not at all. */
+    private static final int OVERFLOW = -1;
+    private static final int NOT_ENLISTED = -2;
+
     private int enlist(Thread t) {
         for (int i = 0; i < SLOTS; i++) {
             if (slots.get(i) == null && slots.compareAndSet(i, null, t)) {
@@ -212,10 +219,13 @@ public final class Waiter {
             }
         }
         overflow.add(t);
-        return -1;
+        return OVERFLOW;
     }
 
     private void delist(int slot, Thread t) {
+        if (slot == NOT_ENLISTED) {
+            return;
+        }
         if (slot >= 0) {
             slots.set(slot, null);
         } else {
