@@ -66,10 +66,13 @@ final class Receiver {
      * that thread parks, or a reader waits for readiness ({@link #notifyReadable}) instead of polling.
      */
     private volatile Thread sharedPoller;
-    /** Ring end taken from {@link #shared}; guarded by {@code segments}, volatile for the liveness thread. */
+    /**
+     * Ring end taken from {@link #shared}: the ring bytes before it are readable, the reading thread takes them
+     * from the ring without {@link #segments} (with a shared ring, stream positions and ring cursors are the same).
+     * Written by the reading thread only; volatile for the liveness thread and for DATA, whose chunks before it are
+     * dropped.
+     */
     private volatile long sharedEnd;
-    /** End of the ring data DATA notified; guarded by {@code segments}. */
-    private long dataEnd;
     /**
      * The last small chunk taken from the published end's line ({@link SharedNotify#takeInline}): its bytes, the
      * ring cursor where it starts and its length (0: none). A read copies from here instead of the ring while the
@@ -176,10 +179,16 @@ final class Receiver {
                     consumed += n;
                     return n;
                 }
+                if (shared != null && consumed < sharedEnd) {
+                    keepPolling = true;
+                    return copyPublished(dst);
+                }
                 if (segmentReady()) {
                     int n = copyFromRing(dst);
-                    keepPolling = true;
-                    return n;
+                    if (n > 0) {
+                        keepPolling = true;
+                        return n;
+                    }
                 }
                 if (atEnd()) {
                     return -1;
@@ -271,8 +280,8 @@ final class Receiver {
     }
 
     /**
-     * Takes the ring bytes the writer published beyond what is notified, as segments (split where the ring wraps);
-     * by the reading thread only, whose credit bounds what the writer may have written.
+     * Takes the ring end the writer published: the bytes before it are readable ({@link #copyPublished}), with no
+     * lock and no segment. By the reading thread only, whose credit bounds what the writer may have written.
      */
     private void pollShared() {
         long end = shared.ringEnd();
@@ -288,24 +297,42 @@ final class Receiver {
             }
             return;
         }
-        synchronized (segments) {
-            // one chunk, all of it new and not across the ring's end: perhaps in the end's line too
-            if (inlineLength == 0 && dataEnd <= sharedEnd
-                    && sharedEnd % state.ringSize + (end - sharedEnd) <= state.ringSize
-                    && shared.takeInline(sharedEnd, end, inlineBytes)) {
-                inlineFrom = sharedEnd;
-                inlineLength = (int) (end - sharedEnd);
-            }
-            long from = Math.max(sharedEnd, dataEnd);
-            while (from < end) {
-                int off = (int) (from % state.ringSize);
-                int n = (int) Math.min(end - from, state.ringSize - off);
-                segments.add(from, from, n);
-                from += n;
-            }
-            segmentsChanged();
-            SHARED_END.setRelease(this, end); // for the liveness thread: no fence needed
+        long from = sharedEnd;
+        // one chunk, not across the ring's end: perhaps in the end's line too
+        if (inlineLength == 0 && from % state.ringSize + (end - from) <= state.ringSize
+                && shared.takeInline(from, end, inlineBytes)) {
+            inlineFrom = from;
+            inlineLength = (int) (end - from);
         }
+        SHARED_END.setRelease(this, end); // a release store: no fence on the polling path
+    }
+
+    /**
+     * Reads ring bytes the writer published ({@code consumed < sharedEnd}), up to the ring's end; DATA segments they
+     * cover go.
+     */
+    private int copyPublished(ByteBuffer dst) {
+        long cursor = consumed;
+        int n = (int) Math.min(Math.min(dst.remaining(), sharedEnd - cursor), state.ringSize - cursor % state.ringSize);
+        copyOut(dst, cursor, n);
+        if ((long) READY_AT.getAcquire(this) != -1L) {
+            // DATA for bytes taken here (sent while the flag was down): drop it
+            synchronized (segments) {
+                dropBefore(consumed);
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Drops the segments, and the part of a segment, before stream position {@code upTo}: bytes taken from the
+     * published ring end. Under the lock of {@link #segments}.
+     */
+    private void dropBefore(long upTo) {
+        while (!segments.isEmpty() && segments.firstPos() < upTo) {
+            segments.consume((int) Math.min(segments.firstLength(), upTo - segments.firstPos()));
+        }
+        segmentsChanged();
     }
 
     /**
@@ -316,12 +343,18 @@ final class Receiver {
         if (state.isClosed()) {
             throw new ClosedChannelException();
         }
+        int n = 0;
         if (shared != null) {
             pollShared(); // bytes published without DATA while an earlier read kept the flag up
+            n = (int) Math.min(Integer.MAX_VALUE, sharedEnd - consumed);
         }
-        int n;
-        synchronized (segments) {
-            n = segments.contiguousFrom(consumed);
+        if (n <= 0) {
+            synchronized (segments) {
+                if (shared != null) {
+                    dropBefore(consumed);
+                }
+                n = segments.contiguousFrom(consumed);
+            }
         }
         if (n > 0) {
             return n;
@@ -399,7 +432,8 @@ final class Receiver {
 
     /** Whether a read would not block now: bytes in order, the end, a failure or the close. */
     private boolean readableNow() {
-        return segmentReady() || atEnd() || state.failure() != null || state.isClosed();
+        return shared != null && consumed < sharedEnd || segmentReady() || atEnd() || state.failure() != null
+                || state.isClosed();
     }
 
     /** On every event of the connection ({@link ConnectionState#wake}): runs the listener if one waits and reading would not. */
@@ -416,6 +450,9 @@ final class Receiver {
     private boolean readable() {
         if (shared != null) {
             pollShared();
+            if (consumed < sharedEnd) {
+                return true;
+            }
         }
         return advertised && zeroCopyArrived() || segmentReady() || atEnd() || state.failure() != null
                 || cancelling && cancelAcked == advertSeq;
@@ -427,7 +464,10 @@ final class Receiver {
     }
 
     private boolean segmentReady() {
-        return (long) READY_AT.getAcquire(this) == consumed;
+        // with a shared ring the first segment may lie before the reading position, if its DATA came as the bytes
+        // were taken from the published end: a spurious yes, after which a read drops it
+        long at = (long) READY_AT.getAcquire(this);
+        return at != -1L && at <= consumed;
     }
 
     private boolean atEnd() {
@@ -455,11 +495,27 @@ final class Receiver {
         // one look under the lock takes the bytes off the first segment: only this thread consumes, and the ring
         // keeps them until the credit below lets the writer reuse them
         synchronized (segments) {
+            if (shared != null) {
+                dropBefore(consumed);
+            }
+            if (segments.isEmpty() || segments.firstPos() != consumed) {
+                segmentsChanged();
+                return 0;
+            }
             cursor = segments.firstCursor();
             n = Math.min(dst.remaining(), segments.firstLength());
             segments.consume(n);
             segmentsChanged();
         }
+        copyOut(dst, cursor, n);
+        return n;
+    }
+
+    /**
+     * Copies the {@code n} ring bytes at {@code cursor} (the reading position) into {@code dst}, from the inline
+     * chunk if it holds them, and counts them consumed; sends the credit when half the ring was consumed.
+     */
+    private void copyOut(ByteBuffer dst, long cursor, int n) {
         if (inlineLength > 0 && cursor >= inlineFrom && cursor + n <= inlineFrom + inlineLength) {
             dst.put(dst.position(), inlineBytes, (int) (cursor - inlineFrom), n);
             if (cursor + n == inlineFrom + inlineLength) {
@@ -478,7 +534,6 @@ final class Receiver {
             creditSent = ringConsumed;
             state.send(CreditMessage.encode(creditScratch, ringConsumed));
         }
-        return n;
     }
 
     // ---- events ------------------------------------------------------------------------------------------------
@@ -494,14 +549,18 @@ final class Receiver {
         }
         synchronized (segments) {
             if (shared != null) {
-                if (cursor + n <= sharedEnd) {
+                long published = sharedEnd;
+                if (cursor + n <= published) {
                     return; // taken from the published ring end already
                 }
-                if (cursor < sharedEnd) {
+                if (cursor < published) {
                     throw new MalformedMessageException(DataMessage.DATA, "ring bytes " + cursor + ".." + (cursor + n)
-                            + " overlap those published up to " + sharedEnd);
+                            + " overlap those published up to " + published);
                 }
-                dataEnd = Math.max(dataEnd, cursor + n);
+                segments.add(DataMessage.streamPosition(m), cursor, n);
+                // segments that the reader took from the published end after they came (their DATA raced its poll)
+                dropBefore(published);
+                return;
             }
             segments.add(DataMessage.streamPosition(m), cursor, n);
             segmentsChanged();

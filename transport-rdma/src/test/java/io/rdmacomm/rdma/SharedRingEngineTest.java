@@ -181,6 +181,43 @@ class SharedRingEngineTest {
         assertTrue(ch.sends.get() - sendsBefore >= 100, "a reader that never polls needs DATA for every write");
     }
 
+    /**
+     * A writer that found the flag down sends DATA; if a polling read takes the bytes from the published end before
+     * that DATA comes, the DATA must not deliver them a second time, and the stream goes on in order.
+     */
+    @Test
+    void dataThatComesAfterItsBytesWereTakenFromTheRingEndDoublesNothing() throws Exception {
+        open("?ringSize=64k&readTimeout=20s&busyPoll=10ms");
+        InMemoryProvider.Chan ch = channel("client");
+        int sendsBefore = ch.sends.get();
+        ch.hang(); // the client's messages wait on its delivery thread
+        CompletableFuture<Void> first = CompletableFuture.runAsync(() -> {
+            try {
+                client.write(ByteBuffer.allocate(8).putLong(0, 1));
+                client.sync(); // until the DATA's completion, after resume()
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (ch.sends.get() == sendsBefore) { // no reader polls yet: the write sends DATA, which waits
+            assertTrue(System.nanoTime() < deadline, "the first write sent no DATA");
+            Thread.onSpinWait();
+        }
+        ByteBuffer b = ByteBuffer.allocate(8);
+        accepted.readFully(b); // polls: from the published end, before its DATA
+        assertEquals(1, b.getLong(0));
+        ch.resume();
+        first.get(20, TimeUnit.SECONDS);
+        for (long i = 2; i < 50; i++) {
+            client.write(ByteBuffer.allocate(8).putLong(0, i));
+            client.sync();
+            accepted.readFully(b.clear());
+            assertEquals(i, b.getLong(0), "the stream after a late DATA");
+        }
+        assertEquals(0, accepted.available(), "bytes delivered twice");
+    }
+
     /** The control words are the writer's to scribble on: an end beyond the reader's credit fails the connection. */
     @Test
     void aPublishedEndBeyondTheCreditFailsTheConnectionNamingIt() throws Exception {
