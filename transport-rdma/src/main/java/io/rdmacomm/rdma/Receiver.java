@@ -94,7 +94,13 @@ final class Receiver {
     /** Reads running: the ring may be provider memory that close() unmaps, so close waits for them. */
     private final AtomicInteger reading = new AtomicInteger();
     private final Waiter leaving;
-    private final BooleanSupplier noReads = () -> reading.get() == 0;
+    /**
+     * The thread in a {@link #read} that entered first, if any: it enters with one compare-and-set and leaves with a
+     * release store (no second atomic write on a busy-polled round trip); other reads and polls count in
+     * {@link #reading}.
+     */
+    private final AtomicReference<Thread> readingThread = new AtomicReference<>();
+    private final BooleanSupplier noReads = () -> reading.get() == 0 && readingThread.get() == null;
     private final BooleanSupplier readable = this::readable;
     /** Whom to tell once when reading would not wait ({@link #notifyReadable}), or null. */
     private final AtomicReference<Runnable> readinessListener = new AtomicReference<>();
@@ -152,11 +158,24 @@ final class Receiver {
         if (!dst.hasRemaining()) {
             return 0;
         }
-        reading.incrementAndGet();
+        Thread me = Thread.currentThread();
+        // the compare-and-set orders this read before its look at the close, as the increment does
+        boolean first = readingThread.compareAndSet(null, me);
+        if (!first) {
+            reading.incrementAndGet();
+        }
         try {
             return readRing(dst);
         } finally {
-            readLeft();
+            if (first) {
+                readingThread.lazySet(null);
+                // a close that saw this read still in does not wait long for it: it looks again every park slice
+                if (state.isClosed()) {
+                    leaving.wake();
+                }
+            } else {
+                readLeft();
+            }
         }
     }
 
