@@ -77,7 +77,7 @@ public final class JucxProvider extends UcxProvider<JucxNode> {
         } else {
             why = "ucx-ffm cannot run here: " + ffm.unavailabilityCause().orElse("(no cause given)");
         }
-        return "rdma:// runs on ucx-jucx, the slower UCX provider (8 B round trips about 6 x those of ucx-ffm on"
+        return "rdma:// runs on ucx-jucx, the slower UCX provider (8 B round trips about 9 x those of ucx-ffm on"
                 + " shared memory, and JUCX 1.12.1 keeps every completed request, so a busy process's heap grows): "
                 + why + "; provider=ucx-jucx chooses it without this notice";
     }
