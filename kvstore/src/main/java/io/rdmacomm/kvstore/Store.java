@@ -1,5 +1,6 @@
 package io.rdmacomm.kvstore;
 
+import io.rdmacomm.api.support.FieldHandles;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -27,15 +28,7 @@ final class Store {
 
     /** A stored value: its block in the pool and a reference count (the map's, plus one per pinning reader). */
     static final class Value {
-        private static final VarHandle REFS;
-
-        static {
-            try {
-                REFS = MethodHandles.lookup().findVarHandle(Value.class, "refs", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
+        private static final VarHandle REFS = FieldHandles.of(MethodHandles.lookup(), "refs", int.class);
 
         final Key key;
         final int offset;

@@ -5,6 +5,7 @@ import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
+import io.rdmacomm.api.support.FieldHandles;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -32,18 +33,8 @@ import org.slf4j.LoggerFactory;
  */
 final class IdleGuard implements Communicator {
     private static final Logger LOG = LoggerFactory.getLogger(IdleGuard.class);
-    private static final VarHandle READING;
-    private static final VarHandle WRITING;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            READING = l.findVarHandle(IdleGuard.class, "reading", long.class);
-            WRITING = l.findVarHandle(IdleGuard.class, "writing", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle READING = FieldHandles.of(MethodHandles.lookup(), "reading", long.class);
+    private static final VarHandle WRITING = FieldHandles.of(MethodHandles.lookup(), "writing", long.class);
 
     private final Communicator peer;
     private final long timeout;

@@ -4,6 +4,7 @@ import io.rdmacomm.api.Access;
 import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.Units;
+import io.rdmacomm.api.support.FieldHandles;
 import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.LocalRegion;
 import io.rdmacomm.rdma.spi.RegisteredBuffer;
@@ -34,18 +35,8 @@ import org.slf4j.LoggerFactory;
  */
 final class Receiver {
     private static final Logger LOG = LoggerFactory.getLogger(Receiver.class);
-    private static final VarHandle READY_AT;
-    private static final VarHandle SHARED_END;
-
-    static {
-        try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            READY_AT = lookup.findVarHandle(Receiver.class, "readyAt", long.class);
-            SHARED_END = lookup.findVarHandle(Receiver.class, "sharedEnd", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle READY_AT = FieldHandles.of(MethodHandles.lookup(), "readyAt", long.class);
+    private static final VarHandle SHARED_END = FieldHandles.of(MethodHandles.lookup(), "sharedEnd", long.class);
     private static final long CANCEL_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final ConnectionState state;

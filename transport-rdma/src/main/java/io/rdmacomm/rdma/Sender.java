@@ -5,6 +5,7 @@ import io.rdmacomm.api.CommunicatorException;
 import io.rdmacomm.api.HandshakeException;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.Units;
+import io.rdmacomm.api.support.FieldHandles;
 import io.rdmacomm.api.support.Waiter;
 import io.rdmacomm.rdma.spi.Completion;
 import io.rdmacomm.rdma.spi.LocalRegion;
@@ -43,18 +44,8 @@ final class Sender {
      */
     static final int INLINE_MAX = 1024;
 
-    private static final VarHandle WRITING;
-    private static final VarHandle CALLS;
-
-    static {
-        try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            WRITING = lookup.findVarHandle(Sender.class, "writing", boolean.class);
-            CALLS = lookup.findVarHandle(Sender.class, "calls", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle WRITING = FieldHandles.of(MethodHandles.lookup(), "writing", boolean.class);
+    private static final VarHandle CALLS = FieldHandles.of(MethodHandles.lookup(), "calls", long.class);
 
     private final ConnectionState state;
     private final String writeWhat;
