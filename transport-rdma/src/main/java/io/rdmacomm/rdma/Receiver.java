@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
  */
 final class Receiver {
     private static final Logger LOG = LoggerFactory.getLogger(Receiver.class);
+    /** How long a close spins for a read that is leaving before it parks (see {@link #leaveRead}). */
+    private static final long LEAVING_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
     private static final VarHandle READY_AT = FieldHandles.of(MethodHandles.lookup(), "readyAt", long.class);
     private static final VarHandle SHARED_END = FieldHandles.of(MethodHandles.lookup(), "sharedEnd", long.class);
     private static final long CANCEL_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -75,7 +77,7 @@ final class Receiver {
     /** Notified ring data; guarded by itself. */
     private final Segments segments = new Segments();
     /**
-     * The stream position of the first of {@link #segments}, or -1 while there is none: stored (with release) under
+     * The stream position of the first of {@link #segments}, or -1 while there is none: stored (volatile) under
      * the lock at every change, so that a read, and every turn of a spinning read, sees whether a segment is ready
      * without taking the lock.
      */
@@ -114,7 +116,8 @@ final class Receiver {
     Receiver(ConnectionState state) {
         this.state = state;
         this.readWhat = state.readTimeoutWhat("read");
-        this.leaving = new Waiter(0, null, () -> false, () -> "with " + state.peerName() + " on " + state.endpoint);
+        this.leaving = new Waiter(LEAVING_SPIN_NANOS, null, () -> false,
+                () -> "with " + state.peerName() + " on " + state.endpoint);
     }
 
     /** Allocates and registers the ring, within the connection's budget. */
@@ -145,28 +148,41 @@ final class Receiver {
         }
     }
 
+    /**
+     * A read, or a look at the ring (available, notifyReadable), begins: counted, so that close waits for it before
+     * the ring can go. The first thread in takes {@link #readingThread} with one compare-and-set, which orders it
+     * before its look at the close as the increment does; returns whether it did ({@link #leaveRead}).
+     */
+    private boolean enterRead() {
+        if (readingThread.compareAndSet(null, Thread.currentThread())) {
+            return true;
+        }
+        reading.incrementAndGet();
+        return false;
+    }
+
+    private void leaveRead(boolean first) {
+        if (first) {
+            readingThread.lazySet(null);
+            // a close that still saw this read in (the release store may be seen after this look) finds it gone
+            // within its spin (awaitReadsLeft)
+            if (state.isClosed()) {
+                leaving.wake();
+            }
+        } else {
+            readLeft();
+        }
+    }
+
     int read(ByteBuffer dst) throws IOException {
         if (!dst.hasRemaining()) {
             return 0;
         }
-        Thread me = Thread.currentThread();
-        // the compare-and-set orders this read before its look at the close, as the increment does
-        boolean first = readingThread.compareAndSet(null, me);
-        if (!first) {
-            reading.incrementAndGet();
-        }
+        boolean first = enterRead();
         try {
             return readRing(dst);
         } finally {
-            if (first) {
-                readingThread.lazySet(null);
-                // a close that saw this read still in does not wait long for it: it looks again every park slice
-                if (state.isClosed()) {
-                    leaving.wake();
-                }
-            } else {
-                readLeft();
-            }
+            leaveRead(first);
         }
     }
 
@@ -256,22 +272,32 @@ final class Receiver {
 
     /**
      * The thread that raised the polling flag stops polling the published ring end (its wait is about to park, or its
-     * read ends without bytes; a read that got bytes leaves the flag up): clears the flag, then takes what the writer
-     * published meanwhile, when it may have seen the flag still set and sent no DATA. Anything published later comes
-     * with DATA.
+     * read ends without bytes; a read that got bytes leaves the flag up): clears the flag. What the writer published
+     * meanwhile, when it may have seen the flag still set and sent no DATA, is taken by the next look at the ring:
+     * the wait's look before it parks, the next read's first, or {@link #notifyReadable}'s. Anything published later
+     * comes with DATA. The caller may be a thread that is no longer reading (a writer whose earlier read left the flag
+     * up), so this only clears the flag: the published end is the reading thread's alone.
      */
     void stopSharedPolling() {
         if (shared != null && sharedPoller == Thread.currentThread()) {
-            endSharedPolling();
+            endSharedPolling(false);
         }
     }
 
-    /** Clears the polling flag, whichever thread set it, and takes what was published meanwhile; the reading thread's. */
-    private void endSharedPolling() {
+    /**
+     * Clears the polling flag, whichever thread set it; with {@code poll} (the reading thread only) takes what was
+     * published meanwhile. Not once the connection is closed: its ring may be gone.
+     */
+    private void endSharedPolling(boolean poll) {
         sharedPoller = null;
         state.ringSpinning = false;
+        if (state.isClosed()) {
+            return;
+        }
         shared.polling(false);
-        pollShared();
+        if (poll) {
+            pollShared();
+        }
     }
 
     /**
@@ -350,6 +376,15 @@ final class Receiver {
      * end of the peer's stream, 0 if none yet; throws the connection's failure. Called by the one reading thread.
      */
     int available() throws IOException {
+        boolean first = enterRead(); // it may look at the ring's control words
+        try {
+            return availableNow();
+        } finally {
+            leaveRead(first);
+        }
+    }
+
+    private int availableNow() throws IOException {
         if (state.isClosed()) {
             throw new ClosedChannelException();
         }
@@ -425,8 +460,25 @@ final class Receiver {
 
     /** Runs {@code listener} once reading would not wait: at once if it would not now, else on the next event. */
     boolean notifyReadable(Runnable listener) {
-        if (shared != null && sharedPoller != null) {
-            endSharedPolling(); // from now on the writer's DATA wakes the listener
+        boolean first = enterRead(); // it may look at the ring's control words
+        try {
+            return notifyReadableNow(listener);
+        } finally {
+            leaveRead(first);
+        }
+    }
+
+    private boolean notifyReadableNow(Runnable listener) {
+        if (shared != null) {
+            if (sharedPoller != null) {
+                endSharedPolling(true); // from now on the writer's DATA wakes the listener
+            }
+            long at = (long) READY_AT.getAcquire(this);
+            if (at != -1L && at < consumed) {
+                synchronized (segments) {
+                    dropBefore(consumed); // DATA for bytes taken from the published end: not a reason to run
+                }
+            }
         }
         if (readableNow()) {
             // bytes (or an end) wait already: the listener runs here, before this returns, never on a transport
@@ -442,8 +494,11 @@ final class Receiver {
 
     /** Whether a read would not block now: bytes in order, the end, a failure or the close. */
     private boolean readableNow() {
-        return shared != null && consumed < sharedEnd || segmentReady() || atEnd() || state.failure() != null
-                || state.isClosed();
+        // readyAt with volatile semantics here: this look (after the listener was set) and onData's (a volatile
+        // store of readyAt, then a look at the listener) must not both miss the other
+        long at = (long) READY_AT.getVolatile(this);
+        return shared != null && consumed < sharedEnd || at != -1L && at <= consumed || atEnd()
+                || state.failure() != null || state.isClosed();
     }
 
     /** On every event of the connection ({@link ConnectionState#wake}): runs the listener if one waits and reading would not. */
@@ -496,7 +551,8 @@ final class Receiver {
 
     /** After a change of {@link #segments}, under its lock: publishes where the first segment starts. */
     private void segmentsChanged() {
-        READY_AT.setRelease(this, segments.isEmpty() ? -1L : segments.firstPos());
+        // a volatile store (always under the lock, off the polling path): see readableNow
+        READY_AT.setVolatile(this, segments.isEmpty() ? -1L : segments.firstPos());
     }
 
     private int copyFromRing(ByteBuffer dst) {
