@@ -20,7 +20,8 @@ import java.util.function.Supplier;
  *
  * <p>Every event that may make a condition true must call {@link #wake()} after publishing it; a waiting thread
  * enlists itself before the last check of its condition before it parks (a spinning thread only when its spin ends),
- * so no wake-up falls between check and park. Waiting and waking allocate nothing as long as at most {@link #SLOTS} threads wait at once.
+ * so no wake-up falls between check and park. Waiting and waking allocate nothing as long as at most
+ * {@link #SLOTS} threads wait at once.
  */
 public final class Waiter {
     /** A deadline that never passes. */
@@ -32,6 +33,9 @@ public final class Waiter {
     public static final long UNTIMED = Long.MAX_VALUE;
     /** A spinning thread reads the clock once per this many polls (a power of two). */
     public static final int CLOCK_EVERY = 64;
+    /** What {@link #enlist} returns for a thread that went to the overflow set; {@link #NOT_ENLISTED}: not at all. */
+    private static final int OVERFLOW = -1;
+    private static final int NOT_ENLISTED = -2;
 
     /** Progresses a transport on a spinning thread. */
     public interface Poller {
@@ -207,10 +211,6 @@ public final class Waiter {
             }
         }
     }
-
-    /** What {@link #enlist} returns for a thread that went to the overflow set; {@link #NOT_ENLISTED}: not at all. */
-    private static final int OVERFLOW = -1;
-    private static final int NOT_ENLISTED = -2;
 
     private int enlist(Thread t) {
         for (int i = 0; i < SLOTS; i++) {
