@@ -460,24 +460,21 @@ final class Receiver {
 
     /** Runs {@code listener} once reading would not wait: at once if it would not now, else on the next event. */
     boolean notifyReadable(Runnable listener) {
-        boolean first = enterRead(); // it may look at the ring's control words
-        try {
-            return notifyReadableNow(listener);
-        } finally {
-            leaveRead(first);
-        }
-    }
-
-    private boolean notifyReadableNow(Runnable listener) {
         if (shared != null) {
-            if (sharedPoller != null) {
-                endSharedPolling(true); // from now on the writer's DATA wakes the listener
-            }
-            long at = (long) READY_AT.getAcquire(this);
-            if (at != -1L && at < consumed) {
-                synchronized (segments) {
-                    dropBefore(consumed); // DATA for bytes taken from the published end: not a reason to run
+            // counted while it touches the ring's control words, not while the listener runs (which may close)
+            boolean first = enterRead();
+            try {
+                if (sharedPoller != null) {
+                    endSharedPolling(true); // from now on the writer's DATA wakes the listener
                 }
+                long at = (long) READY_AT.getAcquire(this);
+                if (at != -1L && at < consumed) {
+                    synchronized (segments) {
+                        dropBefore(consumed); // DATA for bytes taken from the published end: not a reason to run
+                    }
+                }
+            } finally {
+                leaveRead(first);
             }
         }
         if (readableNow()) {
