@@ -88,8 +88,8 @@ final class Receiver {
     private final AtomicInteger reading = new AtomicInteger();
     private final Waiter leaving;
     /**
-     * The thread in a {@link #read} that entered first, if any: it enters with one compare-and-set and leaves with a
-     * release store (no second atomic write on a busy-polled round trip); other reads and polls count in
+     * The thread in a read or poll ({@link #enterRead}) that entered first, if any: it enters with one compare-and-set
+     * and leaves with a release store (no second atomic write on a busy-polled round trip); others meanwhile count in
      * {@link #reading}.
      */
     private final AtomicReference<Thread> readingThread = new AtomicReference<>();
@@ -141,16 +141,9 @@ final class Receiver {
 
     // ---- reading -------------------------------------------------------------------------------------------
 
-    /** A read (or poll) counted in {@link #reading} ended: the last to leave a closed connection lets its close on. */
-    private void readLeft() {
-        if (reading.decrementAndGet() == 0 && state.isClosed()) {
-            leaving.wake();
-        }
-    }
-
     /**
-     * A read, or a look at the ring (available, notifyReadable), begins: counted, so that close waits for it before
-     * the ring can go. The first thread in takes {@link #readingThread} with one compare-and-set, which orders it
+     * A read, or a look at the ring or the node (available, notifyReadable, busyPoll, blockingPoll), begins: counted,
+     * so that close waits for it before the ring or the node can go. The first thread in takes {@link #readingThread} with one compare-and-set, which orders it
      * before its look at the close as the increment does; returns whether it did ({@link #leaveRead}).
      */
     private boolean enterRead() {
@@ -161,16 +154,18 @@ final class Receiver {
         return false;
     }
 
+    /**
+     * The read of {@link #enterRead} ended; a close waiting for it is woken (one that still saw it in, as the release
+     * store may be seen after this look at the close, finds it gone within its spin: awaitReadsLeft).
+     */
     private void leaveRead(boolean first) {
         if (first) {
             readingThread.lazySet(null);
-            // a close that still saw this read in (the release store may be seen after this look) finds it gone
-            // within its spin (awaitReadsLeft)
-            if (state.isClosed()) {
-                leaving.wake();
-            }
         } else {
-            readLeft();
+            reading.decrementAndGet();
+        }
+        if (state.isClosed()) {
+            leaving.wake();
         }
     }
 
@@ -198,16 +193,16 @@ final class Receiver {
                 }
                 if (shared != null) {
                     pollShared();
+                    if (consumed < sharedEnd) {
+                        keepPolling = true;
+                        return copyPublished(dst);
+                    }
                 }
-                if (advertised && zeroCopyArrived()) {
+                if (advertised && zeroCopyArrived()) { // never with a shared ring: its reads do not advertise
                     int n = (int) zeroCopyArrival;
                     dst.position(dst.position() + n);
                     consumed += n;
                     return n;
-                }
-                if (shared != null && consumed < sharedEnd) {
-                    keepPolling = true;
-                    return copyPublished(dst);
                 }
                 if (segmentReady()) {
                     int n = copyFromRing(dst);
@@ -351,13 +346,21 @@ final class Receiver {
         long cursor = consumed;
         int n = (int) Math.min(Math.min(dst.remaining(), sharedEnd - cursor), state.ringSize - cursor % state.ringSize);
         copyOut(dst, cursor, n);
-        if ((long) READY_AT.getAcquire(this) != -1L) {
-            // DATA for bytes taken here (sent while the flag was down): drop it
+        dropTakenSegments(); // DATA for bytes taken here (sent while the flag was down)
+        return n;
+    }
+
+    /**
+     * Drops the DATA segments before the reading position (bytes taken from the published end before their DATA
+     * came), taking the lock only if there is one.
+     */
+    private void dropTakenSegments() {
+        long at = (long) READY_AT.getAcquire(this);
+        if (at != -1L && at < consumed) {
             synchronized (segments) {
                 dropBefore(consumed);
             }
         }
-        return n;
     }
 
     /**
@@ -418,7 +421,7 @@ final class Receiver {
      * as a read, so close waits for it to leave before the node can go.
      */
     boolean busyPoll(long nanos, BooleanSupplier until) {
-        reading.incrementAndGet();
+        boolean first = enterRead();
         try {
             if (state.isClosed()) {
                 return false;
@@ -441,7 +444,7 @@ final class Receiver {
                 state.pollingEnded();
             }
         } finally {
-            readLeft();
+            leaveRead(first);
         }
     }
 
@@ -450,11 +453,11 @@ final class Receiver {
      * {@code nanos} passed (see {@link ConnectionState#waitAndPoll}); counted as a read, as {@link #busyPoll} is.
      */
     boolean blockingPoll(long nanos, BooleanSupplier until) {
-        reading.incrementAndGet();
+        boolean first = enterRead();
         try {
             return !state.isClosed() && state.waitAndPoll(nanos, until);
         } finally {
-            readLeft();
+            leaveRead(first);
         }
     }
 
@@ -467,12 +470,7 @@ final class Receiver {
                 if (sharedPoller != null) {
                     endSharedPolling(true); // from now on the writer's DATA wakes the listener
                 }
-                long at = (long) READY_AT.getAcquire(this);
-                if (at != -1L && at < consumed) {
-                    synchronized (segments) {
-                        dropBefore(consumed); // DATA for bytes taken from the published end: not a reason to run
-                    }
-                }
+                dropTakenSegments(); // not a reason to run the listener
             } finally {
                 leaveRead(first);
             }
