@@ -151,12 +151,14 @@ public final class ConcurrentClients {
         }
 
         boolean[] verified = new boolean[clients];
+        long echoStartMillis = System.currentTimeMillis();
         phase.clear();
         for (int t = 0; t < threads; t++) {
             int first = t;
             phase.add(pool.submit(() -> echoAll(held, verified, first, threads, size, count, firstFailure)));
         }
         awaitAll(phase, deadline);
+        long echoEndMillis = System.currentTimeMillis();
         pool.shutdownNow();
         for (Client c : held) {
             if (c != null) {
@@ -178,8 +180,9 @@ public final class ConcurrentClients {
         double seconds = (System.nanoTime() - start) / 1e9;
         System.out.println(String.format(Locale.ROOT,
                 "{\"clients\":%d,\"threads\":%d,\"connected\":%d,\"verified\":%d,\"failed\":%d,\"connect_seconds\":%.3f,"
-                        + "\"seconds\":%.3f,\"first_failure\":%s}", clients, threads, connected, ok, clients - ok,
-                connectNanos / 1e9, seconds, failure == null ? "null" : Json.write(failure)));
+                        + "\"seconds\":%.3f,\"echo_start_ms\":%d,\"echo_end_ms\":%d,\"first_failure\":%s}", clients,
+                threads, connected, ok, clients - ok, connectNanos / 1e9, seconds, echoStartMillis, echoEndMillis,
+                failure == null ? "null" : Json.write(failure)));
         System.out.flush();
         System.exit(ok == clients && warmFailed.get() == 0 ? 0 : 1);
     }

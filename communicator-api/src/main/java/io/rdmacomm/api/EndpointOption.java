@@ -31,7 +31,8 @@ public enum EndpointOption {
             "bytes coalesced by write() before they are sent; sync() sends them at once"),
     BUSY_POLL("busyPoll", Type.DURATION, "0", Map.of("rdma", "50us"), Set.of("tcp", "rdma"),
             "how long a blocked read spins on the transport before it parks (lower latency, burns a core while it"
-                    + " spins); rdma:// spins briefly by default, since a park costs more than a round trip there"),
+                    + " spins); rdma:// spins briefly by default, since a park costs more than a round trip there;"
+                    + " a virtual thread spins at most 10us, yielding its carrier between polls"),
     BACKLOG("backlog", Type.SIZE, "4096", Set.of("tcp", "rdma"),
             "on a server: the listen queue for peers not yet taken by the accept thread, so a burst of connects"
                     + " waits rather than fails; the kernel caps it at net.core.somaxconn"),

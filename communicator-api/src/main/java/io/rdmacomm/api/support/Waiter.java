@@ -2,6 +2,9 @@ package io.rdmacomm.api.support;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.net.SocketTimeoutException;
 import java.nio.channels.AsynchronousCloseException;
 import java.util.Set;
@@ -22,6 +25,11 @@ import java.util.function.Supplier;
  * enlists itself before the last check of its condition before it parks (a spinning thread only when its spin ends),
  * so no wake-up falls between check and park. Waiting and waking allocate nothing as long as at most
  * {@link #SLOTS} threads wait at once.
+ *
+ * <p>A virtual thread spins at most {@link #VIRTUAL_SPIN_NANOS}, yielding its carrier between polls, then parks. Its
+ * carrier is one of as many as there are cores and is not preempted: a few virtual threads spinning the whole
+ * spin would hold every carrier while others, whose bytes may have come, wait to run. A platform thread spinning is
+ * one thread among many that the operating system time-slices.
  */
 public final class Waiter {
     /** A deadline that never passes. */
@@ -33,6 +41,8 @@ public final class Waiter {
     public static final long UNTIMED = Long.MAX_VALUE;
     /** A spinning thread reads the clock once per this many polls (a power of two). */
     public static final int CLOCK_EVERY = 64;
+    /** The longest a virtual thread spins (less if the configured spin is shorter). */
+    public static final long VIRTUAL_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(10);
     /** What {@link #enlist} returns for a thread that went to the overflow set; {@link #NOT_ENLISTED}: not at all. */
     private static final int OVERFLOW = -1;
     private static final int NOT_ENLISTED = -2;
@@ -52,6 +62,8 @@ public final class Waiter {
     }
 
     private static final Poller NO_POLLER = () -> false;
+    /** {@code Thread.isVirtual()} where the JDK has it (21 and later), else null: this code is compiled for JDK 17. */
+    private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
     private final long spinNanos;
     private final Poller poller;
@@ -114,9 +126,30 @@ public final class Waiter {
         awaitFor(ready, deadline, 0, what);
     }
 
-    /** Whether waiting threads spin (busy-poll) before they park. */
+    /** Whether waiting threads spin (busy-poll) before they park (virtual threads briefly: see above). */
     public boolean spins() {
         return spinNanos > 0;
+    }
+
+    /** Whether {@code t} is a virtual thread (never on a JDK without them). */
+    public static boolean isVirtual(Thread t) {
+        if (IS_VIRTUAL == null) {
+            return false;
+        }
+        try {
+            return (boolean) IS_VIRTUAL.invokeExact(t);
+        } catch (Throwable e) {
+            throw new IllegalStateException("Thread.isVirtual failed", e);
+        }
+    }
+
+    private static MethodHandle isVirtualHandle() {
+        try {
+            return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
+                    MethodType.methodType(boolean.class));
+        } catch (NoSuchMethodException | IllegalAccessException e) {
+            return null;
+        }
     }
 
     /**
@@ -133,6 +166,7 @@ public final class Waiter {
         }
         Thread me = Thread.currentThread();
         boolean spinning = spinNanos > 0;
+        boolean virtual = spinning && isVirtual(me);
         // a spinning thread needs no wake-up: it enlists (an atomic write) only once it is about to park, and looks at
         // its condition again after that, so no wake-up falls between its last look and its park
         int slot = spinning ? NOT_ENLISTED : enlist(me);
@@ -143,7 +177,7 @@ public final class Waiter {
                 if (closed.getAsBoolean()) {
                     throw new AsynchronousCloseException();
                 }
-                if (spinning && (++polls & (CLOCK_EVERY - 1)) != 0) {
+                if (spinning && !virtual && (++polls & (CLOCK_EVERY - 1)) != 0) {
                     // between clock reads: at most CLOCK_EVERY polls late for the spin's end or the deadline
                     if (!poller.poll()) {
                         Thread.onSpinWait();
@@ -159,10 +193,14 @@ public final class Waiter {
                 }
                 if (spinning) {
                     if (spinEnd == 0) {
-                        spinEnd = now + spinNanos;
+                        spinEnd = now + (virtual ? Math.min(spinNanos, VIRTUAL_SPIN_NANOS) : spinNanos);
                         continue;
                     }
                     if (now - spinEnd < 0) {
+                        if (virtual && !poller.poll()) {
+                            // a virtual thread reads the clock at every poll, and lets queued virtual threads run
+                            Thread.yield();
+                        }
                         continue;
                     }
                     spinning = false;

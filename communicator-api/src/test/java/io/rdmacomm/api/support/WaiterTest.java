@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.lang.reflect.Method;
 import java.lang.management.ManagementFactory;
 import java.net.SocketTimeoutException;
 import java.nio.channels.AsynchronousCloseException;
@@ -17,7 +19,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -150,6 +154,54 @@ class WaiterTest {
                 () -> w.await(() -> false, Waiter.deadlineAfter(TimeUnit.MILLISECONDS.toNanos(200)), "x"));
         assertTrue(polls.get() > 0, "never polled while spinning");
         assertEquals(1, ended.get());
+    }
+
+    /**
+     * A virtual thread spins only briefly, yielding its carrier (one per core) between polls, then parks, where a
+     * platform thread spins its whole spin. Runs where the JDK has virtual threads (CI's JDK 25 leg).
+     */
+    @Test
+    void aVirtualThreadSpinsBrieflyThenParks() throws Exception {
+        Method ofVirtual;
+        try {
+            ofVirtual = Thread.class.getMethod("ofVirtual");
+        } catch (NoSuchMethodException e) {
+            Assumptions.abort("no virtual threads on JDK " + Runtime.version());
+            return;
+        }
+        AtomicInteger polls = new AtomicInteger();
+        Waiter w = waiter(TimeUnit.SECONDS.toNanos(20), () -> {
+            polls.incrementAndGet();
+            return false;
+        });
+        assertTrue(!Waiter.isVirtual(Thread.currentThread()));
+        AtomicBoolean ready = new AtomicBoolean();
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        Runnable task = () -> {
+            try {
+                outcome.set(Waiter.isVirtual(Thread.currentThread()));
+                w.await(ready::get, Waiter.NO_DEADLINE, "x");
+            } catch (IOException | RuntimeException e) {
+                outcome.set(e);
+            }
+        };
+        Object builder = ofVirtual.invoke(null);
+        Thread t = (Thread) Class.forName("java.lang.Thread$Builder").getMethod("unstarted", Runnable.class)
+                .invoke(builder, task);
+        long start = System.nanoTime();
+        t.start();
+        long deadline = start + TimeUnit.SECONDS.toNanos(10);
+        while (t.getState() != Thread.State.WAITING && t.getState() != Thread.State.TIMED_WAITING) {
+            // a thread spinning the configured spin stays RUNNABLE for 20 s
+            assertTrue(System.nanoTime() < deadline, "the virtual thread did not park: " + t.getState());
+            Thread.onSpinWait();
+        }
+        assertTrue(polls.get() > 0, "the virtual thread did not poll the transport while it spun");
+        ready.set(true);
+        w.wake();
+        t.join(TimeUnit.SECONDS.toMillis(10));
+        assertTrue(!t.isAlive());
+        assertEquals(Boolean.TRUE, outcome.get(), "isVirtual on the virtual thread");
     }
 
     @Test
