@@ -194,16 +194,17 @@ public final class Waiter {
                 if (spinning) {
                     if (spinEnd == 0) {
                         spinEnd = now + (virtual ? Math.min(spinNanos, VIRTUAL_SPIN_NANOS) : spinNanos);
-                        continue;
+                    } else if (now - spinEnd >= 0) {
+                        spinning = false;
                     }
-                    if (now - spinEnd < 0) {
+                    if (spinning) {
                         if (virtual && !poller.poll()) {
-                            // a virtual thread reads the clock at every poll, and lets queued virtual threads run
+                            // a virtual thread reads the clock at every poll (so it polls at least once, however
+                            // late its second look), and lets queued virtual threads run between polls
                             Thread.yield();
                         }
                         continue;
                     }
-                    spinning = false;
                     slot = enlist(me);
                     poller.pollingEnded();
                     // the poller may have stopped something that relied on the polling: look again before parking
