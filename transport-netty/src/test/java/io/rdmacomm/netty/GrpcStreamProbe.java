@@ -14,7 +14,7 @@ import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import io.netty.channel.EventLoopGroup;
 
-import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -58,7 +58,7 @@ public final class GrpcStreamProbe {
                 case "--messages", "--iterations" -> messages = Long.parseLong(args[++i]);
                 case "--busy-poll-us" -> busyPollNanos = TimeUnit.MICROSECONDS.toNanos(Long.parseLong(args[++i]));
                 default -> {
-                    System.err.println("usage: GrpcStreamProbe [--scheme rdma|tcp|epoll|nio] [--size B] [--warmup N]"
+                    System.err.println("usage: GrpcStreamProbe [--scheme rdma|tcp|epoll|nio|local] [--size B] [--warmup N]"
                             + " [--messages N] [--busy-poll-us US (rdma, tcp)]");
                     System.exit(2);
                 }
@@ -95,9 +95,9 @@ public final class GrpcStreamProbe {
                 .addService(service)
                 .build()
                 .start();
-        int port = ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
-        ManagedChannel channel = NettyChannelBuilder.forAddress(transport.target(port))
-                .overrideAuthority("127.0.0.1:" + port)
+        SocketAddress listening = server.getListenSockets().get(0);
+        ManagedChannel channel = NettyChannelBuilder.forAddress(transport.target(listening))
+                .overrideAuthority(ProbeTransport.authority(listening))
                 .channelType(transport.clientType())
                 .eventLoopGroup(clientGroup)
                 .directExecutor()

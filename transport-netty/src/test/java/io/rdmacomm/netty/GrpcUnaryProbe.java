@@ -15,7 +15,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -72,7 +72,7 @@ public final class GrpcUnaryProbe {
                 case "--iterations" -> iterations = Integer.parseInt(args[++i]);
                 case "--busy-poll-us" -> busyPollNanos = TimeUnit.MICROSECONDS.toNanos(Long.parseLong(args[++i]));
                 default -> {
-                    System.err.println("usage: GrpcUnaryProbe [--scheme rdma|tcp|epoll|nio] [--size B] [--warmup N]"
+                    System.err.println("usage: GrpcUnaryProbe [--scheme rdma|tcp|epoll|nio|local] [--size B] [--warmup N]"
                             + " [--iterations N] [--busy-poll-us US (rdma, tcp)]");
                     System.exit(2);
                 }
@@ -99,9 +99,9 @@ public final class GrpcUnaryProbe {
                 .addService(service)
                 .build()
                 .start();
-        int port = ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
-        ManagedChannel channel = NettyChannelBuilder.forAddress(transport.target(port))
-                .overrideAuthority("127.0.0.1:" + port)
+        SocketAddress listening = server.getListenSockets().get(0);
+        ManagedChannel channel = NettyChannelBuilder.forAddress(transport.target(listening))
+                .overrideAuthority(ProbeTransport.authority(listening))
                 .channelType(transport.clientType())
                 .eventLoopGroup(clientGroup)
                 .directExecutor()

@@ -13,7 +13,6 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Promise;
 
-import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -61,7 +60,7 @@ public final class NettyEchoProbe {
                 case "--total-mib" -> totalMib = Long.parseLong(args[++i]);
                 case "--busy-poll-us" -> busyPollNanos = TimeUnit.MICROSECONDS.toNanos(Long.parseLong(args[++i]));
                 default -> {
-                    System.err.println("usage: NettyEchoProbe [--scheme rdma|tcp|epoll|nio] [--test latency|bandwidth]"
+                    System.err.println("usage: NettyEchoProbe [--scheme rdma|tcp|epoll|nio|local] [--test latency|bandwidth]"
                             + " [--size B (latency 64, bandwidth 1048576)] [--warmup N] [--iterations N] (latency)"
                             + " [--warmup-mib N] [--total-mib N] (bandwidth) [--busy-poll-us US (rdma, tcp)]");
                     System.exit(2);
@@ -145,12 +144,11 @@ public final class NettyEchoProbe {
 
     private static Channel client(ProbeTransport transport, EventLoopGroup group, Channel server,
                                   ChannelHandler handler) throws InterruptedException {
-        int port = ((InetSocketAddress) server.localAddress()).getPort();
         return new Bootstrap().group(group)
                 .channel(transport.clientType())
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(8 << 20, 16 << 20))
                 .handler(handler)
-                .connect(transport.target(port)).sync().channel();
+                .connect(transport.target(server.localAddress())).sync().channel();
     }
 
     private static void shutdown(EventLoopGroup... groups) throws InterruptedException {

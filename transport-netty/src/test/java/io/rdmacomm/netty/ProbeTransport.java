@@ -8,6 +8,10 @@ import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.local.LocalAddress;
+import io.netty.channel.local.LocalChannel;
+import io.netty.channel.local.LocalIoHandler;
+import io.netty.channel.local.LocalServerChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
@@ -18,7 +22,9 @@ import java.net.SocketAddress;
 
 /**
  * The transport a probe runs on: the communicator channels ({@code rdma}, {@code tcp}, on a
- * {@link CommunicatorIoHandler}) or Netty's own TCP transports ({@code epoll}, {@code nio}) over loopback. The probes
+ * {@link CommunicatorIoHandler}) or Netty's own TCP transports ({@code epoll}, {@code nio}) over loopback, or Netty's
+ * in-JVM {@code local} channels ({@link LocalChannel}: a write hands the buffer to the peer channel's loop, no bytes
+ * are copied and no system call is made), the ceiling no transport between two event loops can pass. The probes
  * (GrpcUnaryProbe, GrpcStreamProbe, NettyEchoProbe) run the same code on every one of them.
  */
 record ProbeTransport(String scheme, IoHandlerFactory io, Class<? extends ServerChannel> serverType,
@@ -33,7 +39,9 @@ record ProbeTransport(String scheme, IoHandlerFactory io, Class<? extends Server
                     EpollSocketChannel.class, new InetSocketAddress("127.0.0.1", 0));
             case "nio" -> new ProbeTransport(scheme, NioIoHandler.newFactory(), NioServerSocketChannel.class,
                     NioSocketChannel.class, new InetSocketAddress("127.0.0.1", 0));
-            default -> throw new IllegalArgumentException("scheme must be rdma, tcp, epoll or nio: " + scheme);
+            case "local" -> new ProbeTransport(scheme, LocalIoHandler.newFactory(), LocalServerChannel.class,
+                    LocalChannel.class, new LocalAddress(LocalAddress.class));
+            default -> throw new IllegalArgumentException("scheme must be rdma, tcp, epoll, nio or local: " + scheme);
         };
     }
 
@@ -42,11 +50,20 @@ record ProbeTransport(String scheme, IoHandlerFactory io, Class<? extends Server
         return new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name, true), io);
     }
 
-    /** The address a client connects to for a server of this transport listening on {@code port}. */
-    SocketAddress target(int port) {
+    /** The address a client connects to for a server of this transport listening on {@code listening}. */
+    SocketAddress target(SocketAddress listening) {
+        if (listening instanceof LocalAddress) {
+            return listening;
+        }
+        int port = ((InetSocketAddress) listening).getPort();
         return bind instanceof CommunicatorAddress
                 ? new CommunicatorAddress(scheme + "://127.0.0.1:" + port)
                 : new InetSocketAddress("127.0.0.1", port);
+    }
+
+    /** The authority a gRPC client names for a server listening on {@code listening}. */
+    static String authority(SocketAddress listening) {
+        return listening instanceof InetSocketAddress a ? "127.0.0.1:" + a.getPort() : "localhost";
     }
 
     /** The value below which the given fraction of the sorted samples (nanoseconds) lie, in microseconds. */
