@@ -266,7 +266,8 @@ public final class KvServer implements AutoCloseable {
             DataLoop loop = loops.length == 0 ? null : loops[(int) (accepted++ % loops.length)];
             DataSession c = new DataSession(peer, store, sessions, config, loop, connections);
             // on a loop, the connection stays open (and in connections) after run returns
-            Thread t = daemon(c::run, "kv-session-" + threadNumbers.incrementAndGet());
+            // the server keeps ended threads for a while (threads): the task lets go of the session
+            Thread t = daemon(ServerThreads.releasing(c::run), "kv-session-" + threadNumbers.incrementAndGet());
             connections.add(c);
             threads.add(t);
             if (closing) {

@@ -16,8 +16,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -53,11 +53,15 @@ public final class SessionServer implements AutoCloseable {
         this.listener = listener;
         this.maxSessions = maxSessions;
         this.permits = new Semaphore(maxSessions);
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "servercomm-request-timer");
-            timerThreads.add(t);
-            return t;
+        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread thread = new Thread(r, "servercomm-request-timer");
+            timerThreads.add(thread);
+            return thread;
         });
+        // a session's request watchdog is cancelled as soon as its request came, nearly always: it leaves the queue
+        // then, rather than holding the session's connection there for the rest of the request timeout
+        t.setRemoveOnCancelPolicy(true);
+        this.timer = t;
         this.dispatcher = SessionDispatcher.standard(settings, requestTimeout, timer, this::stats);
     }
 
@@ -155,7 +159,8 @@ public final class SessionServer implements AutoCloseable {
             return;
         }
         sessions.add(peer);
-        Thread thread = sessionThreads.newThread(() -> serve(peer),
+        // the server keeps ended threads for a while, so the task lets go of the peer
+        Thread thread = sessionThreads.newThread(ServerThreads.releasing(() -> serve(peer)),
                 "servercomm-session-" + sessionCount.incrementAndGet());
         threads.add(thread);
         thread.start();
@@ -173,6 +178,16 @@ public final class SessionServer implements AutoCloseable {
             sessions.remove(peer);
             permits.release();
         }
+    }
+
+    /** The peers of the sessions being served now, for tests. */
+    List<Communicator> sessionPeers() {
+        return List.copyOf(sessions);
+    }
+
+    /** Tasks waiting in the timer (request watchdogs and idle checks), for tests. */
+    int timerTasks() {
+        return ((ScheduledThreadPoolExecutor) timer).getQueue().size();
     }
 
     /** Ends {@link #run()}: closes the listener, which unblocks its accept. Idempotent; returns at once. */

@@ -15,6 +15,7 @@ import io.rdmacomm.session.SessionReply;
 import io.rdmacomm.session.SessionRequest;
 import io.rdmacomm.session.SessionStatus;
 import java.io.IOException;
+import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -26,6 +27,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -191,6 +193,61 @@ class SessionServerTest {
             }
             assertEquals(-1, n, "the session should have ended with the server");
         }
+    }
+
+    @Test
+    void aSessionsRequestWatchdogLeavesTheTimerOnceTheRequestCame() throws Exception {
+        start(4, Duration.ofMinutes(10));
+        int sessions = 50;
+        for (int i = 0; i < sessions; i++) {
+            try (Communicator c = session(SessionRequest.echo())) {
+                echo(c, "session " + i);
+            }
+        }
+        // the watchdog is cancelled before the reply goes out; at most 4 sessions (the limit) are still ending, each
+        // with at most its idle check
+        int waiting = server.timerTasks();
+        assertTrue(waiting <= 4, waiting + " timer tasks wait after " + sessions + " sessions that sent their"
+                + " request at once: cancelled watchdogs and idle checks stay queued, holding their connections");
+    }
+
+    @Test
+    void anEndedSessionsConnectionCanBeCollected() throws Exception {
+        // more sessions than run on platform threads at once (SessionThreads), so that on JDK 24+ some are virtual
+        int n = SessionThreads.DEFAULT_PLATFORM + 8;
+        start(n, Duration.ofSeconds(5));
+        List<Communicator> clients = new ArrayList<>();
+        List<WeakReference<Communicator>> served = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                clients.add(session(SessionRequest.echo()));
+            }
+            for (Communicator c : clients) {
+                echo(c, "held");
+            }
+            for (Communicator peer : server.sessionPeers()) {
+                served.add(new WeakReference<>(peer));
+            }
+        } finally {
+            for (Communicator c : clients) {
+                c.close();
+            }
+        }
+        assertEquals(n, served.size());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        long left = n;
+        while (System.nanoTime() < deadline) {
+            System.gc();
+            left = served.stream().filter(w -> w.get() != null).count();
+            if (left == 0) {
+                return;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+        // ended session threads are kept until the server's next sweep (ServerThreads); they must not keep their
+        // connections with them
+        assertEquals(0, left, left + " of " + n + " ended sessions' connections are still reachable after 20 s"
+                + " (live sessions: " + server.liveSessions() + ")");
     }
 
     private void assertEchoWorks() throws IOException {

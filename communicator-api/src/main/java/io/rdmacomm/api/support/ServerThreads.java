@@ -2,10 +2,12 @@ package io.rdmacomm.api.support;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The threads a server started, kept until they have ended, so that closing the server can join every one. A thread
@@ -18,6 +20,22 @@ public final class ServerThreads {
 
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final AtomicInteger sweepAt = new AtomicInteger(FIRST_SWEEP);
+
+    /**
+     * {@code task} as the task of a thread this set will keep: it lets go of {@code task} as it starts running it.
+     * An ended thread is kept until the next sweep, and on newer JDKs (checked on 25) an ended thread still holds the
+     * task it was made with, so a task that holds a connection would keep the closed connection, its buffers
+     * included, for as long.
+     */
+    public static Runnable releasing(Runnable task) {
+        AtomicReference<Runnable> held = new AtomicReference<>(Objects.requireNonNull(task, "task"));
+        return () -> {
+            Runnable t = held.getAndSet(null);
+            if (t != null) {
+                t.run();
+            }
+        };
+    }
 
     /** Keeps {@code t} (started or about to be) until it has ended. */
     public void add(Thread t) {

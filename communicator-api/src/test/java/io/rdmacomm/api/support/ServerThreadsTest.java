@@ -4,16 +4,51 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 @Timeout(30)
 class ServerThreadsTest {
+
+    @Test
+    void aReleasingTaskRunsItsTaskOnceAndThenLetsGoOfIt() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        Object captured = new Object();
+        WeakReference<Object> ref = new WeakReference<>(captured);
+        Runnable task = ServerThreads.releasing(holding(captured, runs));
+        captured = null;
+        Thread t = new Thread(task, "releasing");
+        t.start();
+        t.join(TimeUnit.SECONDS.toMillis(10));
+        assertFalse(t.isAlive());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (ref.get() != null && System.nanoTime() < deadline) {
+            System.gc();
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        // the ended thread and the releasing task are still reachable here, as a server keeps ended threads
+        assertTrue(ref.get() == null, "a releasing task still holds what its task captured after it ran");
+        task.run(); // a second run does nothing
+        assertEquals(1, runs.get());
+        assertEquals("releasing", t.getName());
+    }
+
+    /** A task that holds {@code o}, as a session's task holds its connection. */
+    private static Runnable holding(Object o, AtomicInteger runs) {
+        return () -> {
+            if (o != null) {
+                runs.incrementAndGet();
+            }
+        };
+    }
 
     @Test
     void endedThreadsAreSweptAndOnesNotStartedAreKept() throws Exception {
