@@ -23,8 +23,8 @@ import java.net.SocketAddress;
 /**
  * The transport a probe runs on: the communicator channels ({@code rdma}, {@code tcp}, on a
  * {@link CommunicatorIoHandler}) or Netty's own TCP transports ({@code epoll}, {@code nio}) over loopback, or Netty's
- * in-JVM {@code local} channels ({@link LocalChannel}: a write hands the buffer to the peer channel's loop, no bytes
- * are copied and no system call is made), the ceiling no transport between two event loops can pass. The probes
+ * in-JVM {@code local} channels ({@link LocalChannel}: a write hands the buffer to the peer channel's loop, with no
+ * socket and no copy, only the loops' wake-ups), about the best a transport between two event loops can do. The probes
  * (GrpcUnaryProbe, GrpcStreamProbe, NettyEchoProbe) run the same code on every one of them.
  */
 record ProbeTransport(String scheme, IoHandlerFactory io, Class<? extends ServerChannel> serverType,
