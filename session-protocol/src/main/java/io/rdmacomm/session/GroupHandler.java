@@ -67,24 +67,31 @@ final class GroupHandler implements ExchangeHandler {
                 request.exchange() == Exchange.ALLTOALL ? request.groupMessageSize() : 0);
         Member me = new Member(peer, offered);
         Group group;
-        boolean complete;
+        boolean complete = false;
+        // the shape of the group of that name forming already, where it differs from this client's
+        Shape mismatch;
         synchronized (forming) {
             group = forming.get(request.group());
-            if (group != null && !group.shape.equals(shape)) {
-                HandlerSupport.report(peer, ExchangeResult.error(SessionStatus.GROUP_MISMATCH, "group '"
-                        + request.group() + "' is forming " + group.shape + "; this client asked for " + shape));
-                return;
+            mismatch = group == null || group.shape.equals(shape) ? null : group.shape;
+            if (mismatch == null) {
+                if (group == null) {
+                    group = new Group(request.group(), shape, System.nanoTime() + timeout.toNanos());
+                    forming.put(group.name, group);
+                }
+                group.members.add(me);
+                complete = group.members.size() == shape.members;
+                if (complete) {
+                    forming.remove(group.name);
+                    group.started = true;
+                }
             }
-            if (group == null) {
-                group = new Group(request.group(), shape, System.nanoTime() + timeout.toNanos());
-                forming.put(group.name, group);
-            }
-            group.members.add(me);
-            complete = group.members.size() == shape.members;
-            if (complete) {
-                forming.remove(group.name);
-                group.started = true;
-            }
+        }
+        if (mismatch != null) {
+            // reported outside the lock: the report waits for the client to end its stream, and every group forms
+            // under that lock
+            HandlerSupport.report(peer, ExchangeResult.error(SessionStatus.GROUP_MISMATCH, "group '"
+                    + request.group() + "' is forming " + mismatch + "; this client asked for " + shape));
+            return;
         }
         if (complete) {
             runCollective(group);

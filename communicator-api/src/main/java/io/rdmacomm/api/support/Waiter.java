@@ -39,7 +39,10 @@ public final class Waiter {
     static final int SLOTS = 16;
     /** A deadline not set yet: see {@link #awaitFor}. */
     public static final long UNTIMED = Long.MAX_VALUE;
-    /** A spinning thread reads the clock once per this many polls (a power of two). */
+    /**
+     * A spinning platform thread reads the clock once per this many polls (a power of two); a virtual thread reads it
+     * at every poll.
+     */
     public static final int CLOCK_EVERY = 64;
     /** The longest a virtual thread spins (less if the configured spin is shorter). */
     public static final long VIRTUAL_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(10);
@@ -51,8 +54,8 @@ public final class Waiter {
     public interface Poller {
         /**
          * Does one round of the transport's progress; returns whether anything happened. Must return promptly: a
-         * spinning thread reads the clock (for its spin's end and its deadline) only every {@link Waiter#CLOCK_EVERY}
-         * polls.
+         * spinning platform thread reads the clock (for its spin's end and its deadline) only every
+         * {@link Waiter#CLOCK_EVERY} polls.
          */
         boolean poll();
 
@@ -154,8 +157,9 @@ public final class Waiter {
 
     /**
      * {@link #await}, with a deadline that may start with the wait: if {@code deadline} is {@link #UNTIMED}, it
-     * becomes {@code timeoutNanos} (0: none) after the wait first reads the clock, which a wait ended by its first
-     * polls never does (on a busy-polled round trip, the clock was the spinning loop's largest cost).
+     * becomes {@code timeoutNanos} (0: none) after the wait first reads the clock, which a platform thread's wait ended
+     * by its first polls never does (on a busy-polled round trip, the clock was the spinning loop's largest cost); a
+     * virtual thread reads it on its first look.
      *
      * @return the deadline in effect, to pass to a later wait of the same operation ({@link #UNTIMED} if none was
      *     set yet)

@@ -190,16 +190,22 @@ class WaiterTest {
                 .invoke(builder, task);
         long start = System.nanoTime();
         t.start();
-        long deadline = start + TimeUnit.SECONDS.toNanos(10);
-        while (t.getState() != Thread.State.WAITING && t.getState() != Thread.State.TIMED_WAITING) {
-            // a thread spinning the configured spin stays RUNNABLE for 20 s
-            assertTrue(System.nanoTime() < deadline, "the virtual thread did not park: " + t.getState());
-            Thread.onSpinWait();
+        try {
+            long deadline = start + TimeUnit.SECONDS.toNanos(10);
+            Thread.State state;
+            while ((state = t.getState()) != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
+                // a thread spinning the configured spin stays RUNNABLE for 20 s
+                assertTrue(state != Thread.State.TERMINATED, "the virtual thread ended: " + outcome.get());
+                assertTrue(System.nanoTime() < deadline, "the virtual thread did not park: " + state);
+                Thread.onSpinWait();
+            }
+            assertTrue(polls.get() > 0, "the virtual thread did not poll the transport while it spun");
+        } finally {
+            // ends the wait whatever happened above, so that a failure leaves no thread spinning or parked
+            ready.set(true);
+            w.wake();
+            t.join(TimeUnit.SECONDS.toMillis(10));
         }
-        assertTrue(polls.get() > 0, "the virtual thread did not poll the transport while it spun");
-        ready.set(true);
-        w.wake();
-        t.join(TimeUnit.SECONDS.toMillis(10));
         assertTrue(!t.isAlive());
         assertEquals(Boolean.TRUE, outcome.get(), "isVirtual on the virtual thread");
     }

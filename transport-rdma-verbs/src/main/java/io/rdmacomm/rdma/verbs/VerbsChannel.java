@@ -40,8 +40,8 @@ final class VerbsChannel implements RdmaChannel {
     private static final Logger LOG = LoggerFactory.getLogger(VerbsChannel.class);
     static final int AWAIT_MILLIS = 50;
     /**
-     * How long one poll of a closing thread waits for completions: a spinning {@link Waiter} reads the clock only
-     * every {@code Waiter.CLOCK_EVERY} polls, so a poll must be short for the close's bound to hold.
+     * How long one poll of a closing thread waits for completions: the thread reads the clock between polls, so a
+     * close overruns its bound by at most this.
      */
     private static final int CLOSING_AWAIT_MILLIS = 1;
     private static final long CLOSE_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -354,10 +354,23 @@ final class VerbsChannel implements RdmaChannel {
      * (never started), the closing thread polls the completion queue itself.
      */
     private void awaitFlush(boolean progressRuns) {
-        Waiter w = progressRuns ? waiter
-                : new Waiter(CLOSE_FLUSH_NANOS, this::pollWhileClosing, () -> false, () -> "to " + peer);
+        if (!progressRuns) {
+            // polling here for the whole bound, not through a Waiter: a Waiter lets a virtual thread spin only briefly
+            // and then park, and with no progress thread nothing would poll the queue or wake it
+            long deadline = System.nanoTime() + CLOSE_FLUSH_NANOS;
+            while (!flushedOrBroken.getAsBoolean()) {
+                if (System.nanoTime() - deadline >= 0) {
+                    LOG.debug("draining completions of the connection to {} while closing: {} work requests still"
+                            + " posted after {} ms", peer, inFlight(),
+                            TimeUnit.NANOSECONDS.toMillis(CLOSE_FLUSH_NANOS));
+                    return;
+                }
+                pollWhileClosing();
+            }
+            return;
+        }
         try {
-            w.await(flushedOrBroken, Waiter.deadlineAfter(CLOSE_FLUSH_NANOS), "close (flushing posted work)");
+            waiter.await(flushedOrBroken, Waiter.deadlineAfter(CLOSE_FLUSH_NANOS), "close (flushing posted work)");
         } catch (IOException e) {
             LOG.debug("draining completions of the connection to {} while closing: {}", peer, e.toString());
         }
