@@ -3,14 +3,19 @@ package io.rdmacomm.session;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmacomm.api.Communicator;
 import io.rdmacomm.session.routine.RoutineRegistry;
 import io.rdmacomm.testkit.ScriptedPeer;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -204,6 +209,73 @@ class GroupHandlerTest {
         assertEquals(SessionStatus.GROUP_TOO_LARGE, reply.status());
         assertEquals("group 'big' of 5 members exceeds this server's maximum of 4 (servercomm --max-group-size)",
                 reply.message());
+    }
+
+    @Test
+    void aMismatchedMemberThatKeepsItsStreamOpenDoesNotHoldUpTheGroupsForming() throws Exception {
+        SessionDispatcher d = dispatcher(8, Duration.ofSeconds(10));
+        ScriptedPeer first = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.allToAll("m", 2, 8).encode(),
+                ByteBuffer.allocate(12).putInt(8).position(12).flip()), 5);
+        Future<?> waiting = sessions.submit(() -> {
+            d.serve(first.communicator());
+            return null;
+        });
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!d.groupForming("m")) {
+            assertTrue(System.nanoTime() < deadline, "the first member's group did not form within 10 s");
+            Thread.onSpinWait();
+        }
+        // a member of another shape that, told so, does not end its stream: the server waits for that end
+        CountDownLatch hangUp = new CountDownLatch(1);
+        byte[] request = ScriptedPeer.concat(SessionRequest.allToAll("m", 3, 8).encode());
+        ScriptedPeer wrong = new ScriptedPeer(request, 5);
+        Communicator holding = heldOpen(wrong.communicator(), hangUp);
+        Future<?> mismatched = sessions.submit(() -> {
+            d.serve(holding);
+            return null;
+        });
+        try {
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (wrong.written().remaining() == 0 || wrong.consumed() < request.length) {
+                assertTrue(System.nanoTime() < deadline, "the mismatched member was not answered within 10 s");
+                Thread.onSpinWait();
+            }
+            // meanwhile the group forms: its second member completes it
+            serveAll(d, List.of(ScriptedPeer.concat(SessionRequest.allToAll("m", 2, 8).encode(),
+                    ByteBuffer.allocate(12).putInt(8).position(12).flip())));
+            waiting.get(10, TimeUnit.SECONDS);
+            assertEquals(SessionStatus.OK, resultAfterReply(first).status());
+        } finally {
+            hangUp.countDown();
+        }
+        mismatched.get(10, TimeUnit.SECONDS);
+        assertEquals(SessionStatus.GROUP_MISMATCH, resultAfterReply(wrong).status());
+    }
+
+    /**
+     * {@code c}, whose reads, once its script is read, wait for {@code hangUp} before they report the end of the
+     * stream: a client that keeps its connection open.
+     */
+    private static Communicator heldOpen(Communicator c, CountDownLatch hangUp) {
+        InvocationHandler h = (proxy, method, args) -> {
+            if (method.isDefault()) {
+                return InvocationHandler.invokeDefault(proxy, method, args);
+            }
+            Object result;
+            try {
+                result = method.invoke(c, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+            if (method.getName().equals("read") && Integer.valueOf(-1).equals(result)) {
+                if (!hangUp.await(20, TimeUnit.SECONDS)) {
+                    throw new AssertionError("not hung up within 20 s");
+                }
+            }
+            return result;
+        };
+        return (Communicator) Proxy.newProxyInstance(GroupHandlerTest.class.getClassLoader(),
+                new Class<?>[] {Communicator.class}, h);
     }
 
     private static ExchangeResult resultAfterReply(ScriptedPeer p) throws Exception {
