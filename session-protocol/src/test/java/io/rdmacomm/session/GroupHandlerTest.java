@@ -155,19 +155,8 @@ class GroupHandlerTest {
     @Test
     void aMemberAnnouncingAnotherShapeIsToldWhatTheGroupIsAndTheGroupGoesOn() throws Exception {
         SessionDispatcher d = dispatcher(8, Duration.ofSeconds(10));
-        ScriptedPeer first = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.allToAll("m", 2, 8).encode(),
-                ByteBuffer.allocate(12).putInt(8).position(12).flip()), 5);
-        Future<?> waiting = sessions.submit(() -> {
-            d.serve(first.communicator());
-            return null;
-        });
-        // the second member must find the group formed: reading the first member's request is not enough (its
-        // handler registers the group a moment later, which a loaded CI machine stretched into a GROUP_TIMEOUT)
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!d.groupForming("m")) {
-            assertTrue(System.nanoTime() < deadline, "the first member's group did not form within 10 s");
-            Thread.onSpinWait();
-        }
+        ScriptedPeer first = new ScriptedPeer(pairMember("m"), 5);
+        Future<?> waiting = firstMember(d, first, "m");
 
         List<ScriptedPeer> wrong = serveAll(d, List.of(
                 ScriptedPeer.concat(SessionRequest.allToAll("m", 3, 8).encode())));
@@ -176,8 +165,7 @@ class GroupHandlerTest {
         assertEquals("group 'm' is forming ALLTOALL of 2 members with 8-byte messages; this client asked for"
                 + " ALLTOALL of 3 members with 8-byte messages", r.message());
 
-        serveAll(d, List.of(ScriptedPeer.concat(SessionRequest.allToAll("m", 2, 8).encode(),
-                ByteBuffer.allocate(12).putInt(8).position(12).flip())));
+        serveAll(d, List.of(pairMember("m")));
         waiting.get(10, TimeUnit.SECONDS);
         assertEquals(SessionStatus.OK, resultAfterReply(first).status());
     }
@@ -214,17 +202,8 @@ class GroupHandlerTest {
     @Test
     void aMismatchedMemberThatKeepsItsStreamOpenDoesNotHoldUpTheGroupsForming() throws Exception {
         SessionDispatcher d = dispatcher(8, Duration.ofSeconds(10));
-        ScriptedPeer first = new ScriptedPeer(ScriptedPeer.concat(SessionRequest.allToAll("m", 2, 8).encode(),
-                ByteBuffer.allocate(12).putInt(8).position(12).flip()), 5);
-        Future<?> waiting = sessions.submit(() -> {
-            d.serve(first.communicator());
-            return null;
-        });
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!d.groupForming("m")) {
-            assertTrue(System.nanoTime() < deadline, "the first member's group did not form within 10 s");
-            Thread.onSpinWait();
-        }
+        ScriptedPeer first = new ScriptedPeer(pairMember("m"), 5);
+        Future<?> waiting = firstMember(d, first, "m");
         // a member of another shape that, told so, does not end its stream: the server waits for that end
         CountDownLatch hangUp = new CountDownLatch(1);
         byte[] request = ScriptedPeer.concat(SessionRequest.allToAll("m", 3, 8).encode());
@@ -235,14 +214,13 @@ class GroupHandlerTest {
             return null;
         });
         try {
-            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (wrong.written().remaining() == 0 || wrong.consumed() < request.length) {
                 assertTrue(System.nanoTime() < deadline, "the mismatched member was not answered within 10 s");
                 Thread.onSpinWait();
             }
             // meanwhile the group forms: its second member completes it
-            serveAll(d, List.of(ScriptedPeer.concat(SessionRequest.allToAll("m", 2, 8).encode(),
-                    ByteBuffer.allocate(12).putInt(8).position(12).flip())));
+            serveAll(d, List.of(pairMember("m")));
             waiting.get(10, TimeUnit.SECONDS);
             assertEquals(SessionStatus.OK, resultAfterReply(first).status());
         } finally {
@@ -250,6 +228,28 @@ class GroupHandlerTest {
         }
         mismatched.get(10, TimeUnit.SECONDS);
         assertEquals(SessionStatus.GROUP_MISMATCH, resultAfterReply(wrong).status());
+    }
+
+    /** What a member of an all-to-all pair named {@code group} sends: its request and its 8-byte contribution. */
+    private static byte[] pairMember(String group) {
+        return ScriptedPeer.concat(SessionRequest.allToAll(group, 2, 8).encode(),
+                ByteBuffer.allocate(12).putInt(8).position(12).flip());
+    }
+
+    /** Serves {@code first} until its group, {@code group}, is forming and waits for more members. */
+    private Future<?> firstMember(SessionDispatcher d, ScriptedPeer first, String group) {
+        Future<?> waiting = sessions.submit(() -> {
+            d.serve(first.communicator());
+            return null;
+        });
+        // the second member must find the group formed: reading the first member's request is not enough (its
+        // handler registers the group a moment later, which a loaded CI machine stretched into a GROUP_TIMEOUT)
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!d.groupForming(group)) {
+            assertTrue(System.nanoTime() < deadline, "the first member's group did not form within 10 s");
+            Thread.onSpinWait();
+        }
+        return waiting;
     }
 
     /**
