@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -35,7 +34,7 @@ public final class SessionServer implements AutoCloseable {
 
     private final Communicator listener;
     private final SessionDispatcher dispatcher;
-    private final ScheduledExecutorService timer;
+    private final ScheduledThreadPoolExecutor timer;
     private final Semaphore permits;
     private final int maxSessions;
     private final Set<Communicator> sessions = ConcurrentHashMap.newKeySet();
@@ -53,15 +52,14 @@ public final class SessionServer implements AutoCloseable {
         this.listener = listener;
         this.maxSessions = maxSessions;
         this.permits = new Semaphore(maxSessions);
-        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
+        this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread thread = new Thread(r, "servercomm-request-timer");
             timerThreads.add(thread);
             return thread;
         });
-        // a session's request watchdog is cancelled as soon as its request came, nearly always: it leaves the queue
-        // then, rather than holding the session's connection there for the rest of the request timeout
-        t.setRemoveOnCancelPolicy(true);
-        this.timer = t;
+        // a session's request watchdog is cancelled as soon as its request came, nearly always, and its idle check
+        // when it ends: they leave the queue then, rather than holding the session's connection there until their time
+        timer.setRemoveOnCancelPolicy(true);
         this.dispatcher = SessionDispatcher.standard(settings, requestTimeout, timer, this::stats);
     }
 
@@ -187,7 +185,7 @@ public final class SessionServer implements AutoCloseable {
 
     /** Tasks waiting in the timer (request watchdogs and idle checks), for tests. */
     int timerTasks() {
-        return ((ScheduledThreadPoolExecutor) timer).getQueue().size();
+        return timer.getQueue().size();
     }
 
     /** Ends {@link #run()}: closes the listener, which unblocks its accept. Idempotent; returns at once. */
