@@ -1,5 +1,5 @@
-# Shared by bin/servercomm, bin/clientcomm, bin/kv-server, bin/kv-client, bin/demo and bench/baseline (bench/compare,
-# bench/lib-run.sh take pick_java and java_major); sourced, not run.
+# Shared by bin/servercomm, bin/clientcomm, bin/kv-server, bin/kv-client, bin/demo, bin/aot, bench/startup and
+# bench/baseline (bench/compare, bench/lib-run.sh take pick_java and java_major); sourced, not run.
 # launch MODULE MAIN_CLASS ARGS... runs MAIN_CLASS from MODULE's build in this repository, on the JDK pick_java picks.
 
 rdmacomm_root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
@@ -45,6 +45,11 @@ launch() {
     if (( $(java_major "$java") >= 23 )); then
         opts+=(--sun-misc-unsafe-memory-access=allow)
     fi
+    # JDK 25+: the AOT cache bin/aot recorded for this module and this JDK, while no jar of the build is newer
+    local cache
+    if cache="$(aot_cache "$module" "$java")"; then
+        opts+=("-XX:AOTCache=$cache")
+    fi
     # DiSNI (rdma://...?provider=verbs) reads direct buffers' addresses through sun.nio.ch.DirectBuffer.
     opts+=(--add-exports java.base/sun.nio.ch=ALL-UNNAMED)
     # UCX must not install its own SIGSEGV handler inside the JVM, which uses SIGSEGV itself.
@@ -54,9 +59,9 @@ launch() {
     exec "$java" "${opts[@]}" -cp "$jar:$target/lib/*" "$main" "$@"
 }
 
-# The feature release of a java binary: from its home's release file when there is one (no JVM start),
+# The version of a java binary (e.g. 25.0.3): from its home's release file when there is one (no JVM start),
 # else from `java -version`.
-java_major() {
+java_version() {
     local java="$1" home version=""
     home="$(dirname "$(dirname "$(readlink -f "$(command -v "$java")")")")"
     if [[ -r "$home/release" ]]; then
@@ -65,8 +70,34 @@ java_major() {
     if [[ -z "$version" ]]; then
         version="$("$java" -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n 1)"
     fi
+    echo "$version"
+}
+
+# The feature release of a java binary (e.g. 25).
+java_major() {
+    local version
+    version="$(java_version "$1")"
     version="${version#1.}"
     echo "${version%%[!0-9]*}"
+}
+
+# aot_cache_path MODULE JAVA: where bin/aot puts MODULE's AOT cache for that JDK (its exact version in the name: a cache
+# serves only the JDK that made it).
+aot_cache_path() {
+    echo "$rdmacomm_root/$1/target/aot/$1-jdk$(java_version "$2").aot"
+}
+
+# aot_cache MODULE JAVA: prints MODULE's AOT cache and succeeds when the launcher should use it: the JDK is 25 or
+# later, bin/aot recorded one for this JDK, no jar of MODULE's build is newer than it (a rebuild makes it stale: the
+# JVM would ignore it anyway), JAVA_OPTS does not set up AOT itself, and RDMACOMM_AOT is not 0.
+aot_cache() {
+    local module="$1" java="$2" cache
+    [[ "${RDMACOMM_AOT:-1}" != 0 && "${JAVA_OPTS:-}" != *AOT* ]] || return 1
+    (( $(java_major "$java") >= 25 )) || return 1
+    cache="$(aot_cache_path "$module" "$java")"
+    [[ -f "$cache" ]] || return 1
+    [[ -z "$(find "$rdmacomm_root/$module/target" -maxdepth 2 -name '*.jar' -newer "$cache" -print -quit)" ]] || return 1
+    echo "$cache"
 }
 
 # The java the tools run on: $JAVA_HOME/bin/java when JAVA_HOME is set; else the newest JDK of 22 or later
@@ -93,6 +124,11 @@ pick_java() {
         fi
     done
     echo "$best"
+}
+
+# Whether UCX's libucp (Debian: libucx0), which rdma:// needs, is installed.
+have_libucp() {
+    { /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null || true; } | grep -q 'libucp\.so\.0 '
 }
 
 # The home of a java binary (the directory above its bin/).
