@@ -40,6 +40,8 @@ final class RemoteMemory {
     private final AtomicLong opIds = new AtomicLong();
     private final Waiter waiter;
     private volatile IOException failure;
+    /** {@link #failure} of a connection closed by this side: each caller is thrown a fresh exception of its own. */
+    private static final IOException CLOSED = new AsynchronousCloseException();
 
     /**
      * @param spinNanos how long a thread waiting for an answer spins before it parks (the connection's busy polling)
@@ -55,7 +57,7 @@ final class RemoteMemory {
     MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws IOException {
         IOException failed = failure;
         if (failed != null) {
-            throw failed;
+            throw thrown(failed);
         }
         ByteBuffer memory = buffer.slice();
         long length = memory.capacity();
@@ -122,13 +124,14 @@ final class RemoteMemory {
     Op begin(ByteBuffer dst) throws IOException {
         IOException failed = failure;
         if (failed != null) {
-            throw failed;
+            throw thrown(failed);
         }
         Op op = new Op(opIds.incrementAndGet(), dst);
         ops.put(op.id, op);
-        if (failure != null) {
+        failed = failure;
+        if (failed != null) {
             ops.remove(op.id);
-            throw failure;
+            throw thrown(failed);
         }
         return op;
     }
@@ -144,6 +147,27 @@ final class RemoteMemory {
         if (failure == null) {
             failure = e;
         }
+        failInFlight(e);
+    }
+
+    /**
+     * This side closed the connection: every operation in flight and every later one fails with an
+     * {@link AsynchronousCloseException} made where it is thrown (so a close makes none: a close with an exception
+     * of its own cost each connection a stack walk).
+     */
+    void failClosed() {
+        if (failure == null) {
+            failure = CLOSED;
+        }
+        failInFlight(CLOSED); // Op.await throws a fresh one for it
+    }
+
+    /** What a caller is thrown for {@code failed}: a fresh exception for {@link #CLOSED}, else the failure itself. */
+    private static IOException thrown(IOException failed) {
+        return failed == CLOSED ? new AsynchronousCloseException() : failed;
+    }
+
+    private void failInFlight(IOException e) {
         for (Op op : ops.values()) {
             Op claimed = claim(op.id);
             if (claimed != null) {

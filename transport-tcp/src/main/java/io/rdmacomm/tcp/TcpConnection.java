@@ -534,7 +534,7 @@ final class TcpConnection implements AbstractCommunicator.Link {
                 liveness.close();
             }
             io.close();
-            memory.fail(new AsynchronousCloseException());
+            memory.failClosed();
             memory.deregisterAll();
             StreamPipe p = pipe;
             if (p != null) {

@@ -2,6 +2,7 @@ package io.rdmacomm.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,10 +13,14 @@ import io.rdmacomm.api.Communicators;
 import io.rdmacomm.api.MemoryRegion;
 import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.RemoteAccessException;
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -200,5 +205,23 @@ class RemoteMemoryTest {
         p[2].close();
         assertThrows(java.io.IOException.class, () -> p[1].get(d, 0, ByteBuffer.allocate(8)),
                 "a target that closed never answers; the get must fail, not hang");
+    }
+
+    @Test
+    @Timeout(30)
+    void aCloseFailsTheOperationInFlightAndEveryLaterCallEachWithAnExceptionOfItsOwn() throws Exception {
+        RemoteMemory memory = new RemoteMemory(() -> "the peer", 1 << 20, 0);
+        RemoteMemory.Op inFlight = memory.begin(null);
+        memory.failClosed();
+        IOException first = assertThrows(AsynchronousCloseException.class, () -> memory.begin(null));
+        IOException second = assertThrows(AsynchronousCloseException.class,
+                () -> memory.register(ByteBuffer.allocateDirect(64), Set.of(Access.REMOTE_READ)));
+        assertNotSame(first, second);
+        // made where it was thrown: the caller's frames, not close's
+        assertTrue(Arrays.stream(second.getStackTrace()).anyMatch(f -> f.getMethodName().startsWith("lambda$")),
+                Arrays.toString(second.getStackTrace()));
+        assertTrue(inFlight.getAsBoolean(), "the operation in flight was not finished by the close");
+        IOException failed = assertThrows(AsynchronousCloseException.class, () -> inFlight.await(0, "put"));
+        assertNotSame(first, failed);
     }
 }
