@@ -29,8 +29,11 @@ launch() {
     if [[ -n "${JAVA_OPTS:-}" ]]; then
         read -r -a opts <<<"$JAVA_OPTS"
     fi
+    local major
+    major="$(java_major "$java")"
+    [[ "$major" =~ ^[0-9]+$ ]] || major=0
     # JDK 22+ warns about (and will one day refuse) native access that is not enabled explicitly.
-    if (( $(java_major "$java") >= 22 )); then
+    if (( major >= 22 )); then
         opts+=(--enable-native-access=ALL-UNNAMED)
         # built by a JDK before 22, run by a later one: ucx-ffm (profile jdk22-ffm) is not in the build, and
         # rdma:// says so once, with this command to rebuild (RdmaCommunicatorProvider's notice)
@@ -42,13 +45,14 @@ launch() {
     fi
     # JDK 24+ warns on stderr at the first sun.misc.Unsafe memory access (protobuf and gRPC's Netty in kv-server and
     # kv-client); the option exists from JDK 23.
-    if (( $(java_major "$java") >= 23 )); then
+    if (( major >= 23 )); then
         opts+=(--sun-misc-unsafe-memory-access=allow)
     fi
-    # JDK 25+: the AOT cache bin/aot recorded for this module and this JDK, while no jar of the build is newer
+    # JDK 25+: the AOT cache bin/aot recorded for this module and this JDK (aot_cache says when); what the JVM has to
+    # say about it goes to stderr, and only if something is wrong (its default is stdout, the tools' output)
     local cache
-    if cache="$(aot_cache "$module" "$java")"; then
-        opts+=("-XX:AOTCache=$cache")
+    if (( major >= 25 )) && cache="$(aot_cache "$module" "$java")"; then
+        opts+=("-XX:AOTCache=$cache" "-Xlog:aot*=off" "-Xlog:aot*=warning:stderr")
     fi
     # DiSNI (rdma://...?provider=verbs) reads direct buffers' addresses through sun.nio.ch.DirectBuffer.
     opts+=(--add-exports java.base/sun.nio.ch=ALL-UNNAMED)
@@ -81,19 +85,21 @@ java_major() {
     echo "${version%%[!0-9]*}"
 }
 
-# aot_cache_path MODULE JAVA: where bin/aot puts MODULE's AOT cache for that JDK (its exact version in the name: a cache
-# serves only the JDK that made it).
+# aot_cache_path MODULE JAVA: where bin/aot puts MODULE's AOT cache for that JDK: its version and a checksum of its
+# home in the name, since a cache serves only the JDK that made it.
 aot_cache_path() {
-    echo "$rdmacomm_root/$1/target/aot/$1-jdk$(java_version "$2").aot"
+    local sum
+    sum="$(java_home "$2" | cksum | cut -d' ' -f1)"
+    echo "$rdmacomm_root/$1/target/aot/$1-jdk$(java_version "$2")-$sum.aot"
 }
 
-# aot_cache MODULE JAVA: prints MODULE's AOT cache and succeeds when the launcher should use it: the JDK is 25 or
-# later, bin/aot recorded one for this JDK, no jar of MODULE's build is newer than it (a rebuild makes it stale: the
-# JVM would ignore it anyway), JAVA_OPTS does not set up AOT itself, and RDMACOMM_AOT is not 0.
+# aot_cache MODULE JAVA (a JDK 25 or later): prints MODULE's AOT cache and succeeds when the launcher should use it:
+# RDMACOMM_AOT is not 0; JAVA_OPTS is empty (the cache was recorded without: options of one's own, such as -Xshare,
+# another archive, --add-opens or another garbage collector, can make the JVM refuse the cache or fail to start);
+# bin/aot recorded one for this JDK; and no jar of MODULE's build is newer than it (a rebuild makes it stale).
 aot_cache() {
     local module="$1" java="$2" cache
-    [[ "${RDMACOMM_AOT:-1}" != 0 && "${JAVA_OPTS:-}" != *AOT* ]] || return 1
-    (( $(java_major "$java") >= 25 )) || return 1
+    [[ "${RDMACOMM_AOT:-1}" != 0 && -z "${JAVA_OPTS:-}" ]] || return 1
     cache="$(aot_cache_path "$module" "$java")"
     [[ -f "$cache" ]] || return 1
     [[ -z "$(find "$rdmacomm_root/$module/target" -maxdepth 2 -name '*.jar' -newer "$cache" -print -quit)" ]] || return 1

@@ -10,6 +10,8 @@ import io.rdmacomm.api.Units;
 import io.rdmacomm.api.support.Waiter;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
@@ -42,6 +44,16 @@ final class RemoteMemory {
     private volatile IOException failure;
     /** {@link #failure} of a connection closed by this side: each caller is thrown a fresh exception of its own. */
     private static final IOException CLOSED = new AsynchronousCloseException();
+    /** {@link #failure}, set once: the first failure is the one every later caller is told. */
+    private static final VarHandle FAILURE;
+
+    static {
+        try {
+            FAILURE = MethodHandles.lookup().findVarHandle(RemoteMemory.class, "failure", IOException.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /**
      * @param spinNanos how long a thread waiting for an answer spins before it parks (the connection's busy polling)
@@ -144,9 +156,7 @@ final class RemoteMemory {
 
     /** No further operations can complete: fail those in flight and refuse new ones. */
     void fail(IOException e) {
-        if (failure == null) {
-            failure = e;
-        }
+        FAILURE.compareAndSet(this, null, e);
         failInFlight(e);
     }
 
@@ -156,9 +166,7 @@ final class RemoteMemory {
      * of its own cost each connection a stack walk).
      */
     void failClosed() {
-        if (failure == null) {
-            failure = CLOSED;
-        }
+        FAILURE.compareAndSet(this, null, CLOSED);
         failInFlight(CLOSED); // Op.await throws a fresh one for it
     }
 
