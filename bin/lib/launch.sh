@@ -102,7 +102,9 @@ aot_cache() {
     [[ "${RDMACOMM_AOT:-1}" != 0 && -z "${JAVA_OPTS:-}" ]] || return 1
     cache="$(aot_cache_path "$module" "$java")"
     [[ -f "$cache" ]] || return 1
-    [[ -z "$(find "$rdmacomm_root/$module/target" -maxdepth 2 -name '*.jar' -newer "$cache" -print -quit)" ]] || return 1
+    local newer
+    newer="$(find "$rdmacomm_root/$module/target" -maxdepth 2 -name '*.jar' -newer "$cache" -print -quit)"
+    [[ -z "$newer" ]] || return 1
     echo "$cache"
 }
 
