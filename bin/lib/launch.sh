@@ -29,8 +29,9 @@ launch() {
     if [[ -n "${JAVA_OPTS:-}" ]]; then
         read -r -a opts <<<"$JAVA_OPTS"
     fi
-    local major
-    major="$(java_major "$java")"
+    local version major
+    version="$(java_version "$java")"
+    major="$(major_of "$version")"
     [[ "$major" =~ ^[0-9]+$ ]] || major=0
     # JDK 22+ warns about (and will one day refuse) native access that is not enabled explicitly.
     if (( major >= 22 )); then
@@ -51,7 +52,7 @@ launch() {
     # JDK 25+: the AOT cache bin/aot recorded for this module and this JDK (aot_cache says when); what the JVM has to
     # say about it goes to stderr, and only if something is wrong (its default is stdout, the tools' output)
     local cache
-    if (( major >= 25 )) && cache="$(aot_cache "$module" "$java")"; then
+    if (( major >= 25 )) && cache="$(aot_cache "$module" "$java" "$version")"; then
         opts+=("-XX:AOTCache=$cache" "-Xlog:aot*=off" "-Xlog:aot*=warning:stderr")
     fi
     # DiSNI (rdma://...?provider=verbs) reads direct buffers' addresses through sun.nio.ch.DirectBuffer.
@@ -77,30 +78,34 @@ java_version() {
     echo "$version"
 }
 
-# The feature release of a java binary (e.g. 25).
-java_major() {
-    local version
-    version="$(java_version "$1")"
-    version="${version#1.}"
+# The feature release of a version (25 of 25.0.3, 8 of 1.8.0_402).
+major_of() {
+    local version="${1#1.}"
     echo "${version%%[!0-9]*}"
 }
 
-# aot_cache_path MODULE JAVA: where bin/aot puts MODULE's AOT cache for that JDK: its version and a checksum of its
-# home in the name, since a cache serves only the JDK that made it.
+# The feature release of a java binary (e.g. 25).
+java_major() {
+    major_of "$(java_version "$1")"
+}
+
+# aot_cache_path MODULE JAVA [VERSION]: where bin/aot puts MODULE's AOT cache for that JDK (VERSION: its
+# java_version, when the caller has it): its version and a checksum of its home in the name, since a cache serves only
+# the JDK that made it.
 aot_cache_path() {
     local sum
     sum="$(java_home "$2" | cksum | cut -d' ' -f1)"
-    echo "$rdmacomm_root/$1/target/aot/$1-jdk$(java_version "$2")-$sum.aot"
+    echo "$rdmacomm_root/$1/target/aot/$1-jdk${3:-$(java_version "$2")}-$sum.aot"
 }
 
-# aot_cache MODULE JAVA (a JDK 25 or later): prints MODULE's AOT cache and succeeds when the launcher should use it:
+# aot_cache MODULE JAVA [VERSION] (a JDK 25 or later): prints MODULE's AOT cache and succeeds when the launcher should use it:
 # RDMACOMM_AOT is not 0; JAVA_OPTS is empty (the cache was recorded without: options of one's own, such as -Xshare,
 # another archive, --add-opens or another garbage collector, can make the JVM refuse the cache or fail to start);
 # bin/aot recorded one for this JDK; and no jar of MODULE's build is newer than it (a rebuild makes it stale).
 aot_cache() {
     local module="$1" java="$2" cache
     [[ "${RDMACOMM_AOT:-1}" != 0 && -z "${JAVA_OPTS:-}" ]] || return 1
-    cache="$(aot_cache_path "$module" "$java")"
+    cache="$(aot_cache_path "$module" "$java" "${3:-}")"
     [[ -f "$cache" ]] || return 1
     local newer
     newer="$(find "$rdmacomm_root/$module/target" -maxdepth 2 -name '*.jar' -newer "$cache" -print -quit)"
