@@ -297,9 +297,9 @@ public final class ConcurrentClients {
         if (endpoint.startsWith("raw://")) {
             return RawEcho.connect(Endpoint.parse("tcp://" + endpoint.substring("raw://".length())));
         }
-        Communicator c = Communicators.connect(endpoint);
+        Communicator c = Communicators.open(endpoint);
         try {
-            SessionClient.open(c, SessionRequest.echo());
+            SessionClient.connect(c, SessionRequest.echo());
         } catch (IOException | RuntimeException e) {
             try {
                 c.close();

@@ -63,9 +63,15 @@ public final class ClientMain implements Runnable {
                 + spec.subcommands().keySet());
     }
 
+    /** A failure to connect, named with the endpoint as the user gave it unless its message names it already. */
+    private IOException connectFailure(IOException e) {
+        String m = Cli.describe(e);
+        return m.contains(endpoint.authority()) ? e : new IOException("cannot connect to " + endpoint + ": " + m, e);
+    }
+
     /**
-     * Connects to the endpoint and opens a session for {@code request}; the caller owns the returned
-     * communicator. On failure nothing stays open.
+     * Connects to the endpoint and opens a session for {@code request} (the request goes with the handshake where
+     * the transport can send it so); the caller owns the returned communicator. On failure nothing stays open.
      */
     Communicator openSession(SessionRequest request) throws IOException {
         Endpoint target;
@@ -76,13 +82,18 @@ public final class ClientMain implements Runnable {
         }
         Communicator peer;
         try {
-            peer = Communicators.connect(target.toString());
+            peer = Communicators.open(target.toString());
         } catch (IOException e) {
-            String m = Cli.describe(e);
-            throw m.contains(endpoint.authority()) ? e : new IOException("cannot connect to " + endpoint + ": " + m, e);
+            throw connectFailure(e);
         }
         try {
-            SessionClient.open(peer, request);
+            try {
+                // the request goes with the handshake where the transport can send it so: one round trip less
+                peer.connect(request.encode());
+            } catch (IOException e) {
+                throw connectFailure(e);
+            }
+            SessionClient.awaitOpened(peer, request);
             return peer;
         } catch (IOException | RuntimeException e) {
             try {

@@ -77,6 +77,22 @@ public interface Communicator extends AutoCloseable {
     void connect() throws IOException;
 
     /**
+     * {@link #connect()}, then {@link #write(ByteBuffer) write(first)}: for a protocol whose client speaks first, as
+     * a request that opens a session does. A transport that can sends {@code first} in the same flight as its
+     * handshake, without waiting for the server's answer, so that the request arrives one round trip earlier (as
+     * TCP Fast Open and TLS early data do); the server reads it only after it accepted the handshake. Either way
+     * this returns, like {@code connect()}, only once the server accepted the handshake, and throws what
+     * {@code connect()} throws if it did not (the bytes are then not delivered). Whether the bytes went early or
+     * not, they are written as by {@code write}: {@link #sync()} guarantees their delivery.
+     *
+     * @param first the client's first bytes (all remaining; the position ends at the limit on success)
+     */
+    default void connect(ByteBuffer first) throws IOException {
+        connect();
+        write(first);
+    }
+
+    /**
      * Reads at least one byte into {@code dst}, blocking until one is available, and returns the count; short
      * reads are normal. Returns {@code -1} once the peer has closed cleanly and every byte it wrote has been
      * read. Returns 0 only when {@code dst} has no space remaining.

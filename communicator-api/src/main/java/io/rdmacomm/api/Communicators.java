@@ -1,6 +1,7 @@
 package io.rdmacomm.api;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.Collections;
 import java.util.Map;
 import java.util.ServiceLoader;
@@ -89,9 +90,21 @@ public final class Communicators {
 
     /** Opens and connects; on failure nothing stays open. */
     public static Communicator connect(String uri) throws IOException {
+        return connect(uri, null);
+    }
+
+    /**
+     * Opens and connects, sending {@code first} as the client's first bytes ({@link Communicator#connect(ByteBuffer)};
+     * null: none); on failure nothing stays open.
+     */
+    public static Communicator connect(String uri, ByteBuffer first) throws IOException {
         Communicator c = open(uri);
         try {
-            c.connect();
+            if (first == null) {
+                c.connect();
+            } else {
+                c.connect(first);
+            }
             return c;
         } catch (IOException | RuntimeException e) {
             closeQuietly(c, e);

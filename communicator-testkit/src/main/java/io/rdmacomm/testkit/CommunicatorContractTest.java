@@ -332,6 +332,43 @@ public abstract class CommunicatorContractTest extends CloseContractTest {
 
     @Test
     @Timeout(30)
+    void theFirstBytesGivenToConnectArriveFirstAndInOrderWithLaterWrites() throws Exception {
+        Communicator server = h.serve();
+        // small enough to go with a handshake where the transport sends a client's first bytes early, and far larger
+        for (int size : new int[] {1, 37, 4096, 300_000}) {
+            Future<Communicator> accepted = h.async(() -> h.track(server.accept()));
+            Communicator client = h.openClient(server.endpoint());
+            byte[] first = random(size, size);
+            byte[] later = random(size + 1, 5000);
+            ByteBuffer firstBuffer = ByteBuffer.wrap(first);
+            Future<byte[]> serverReads = h.async(() -> readN(await(accepted), size + later.length));
+            client.connect(firstBuffer);
+            assertEquals(0, firstBuffer.remaining(), "connect(first) takes every byte of first (" + size + " B)");
+            assertNotEquals("unconnected", client.peerName());
+            writeAll(client, later, 1000);
+            byte[] expected = Arrays.copyOf(first, size + later.length);
+            System.arraycopy(later, 0, expected, size, later.length);
+            assertBytes(expected, await(serverReads), "first " + size + " B, then 5000 B");
+            Harness.assertUsable(new Pair(server, client, await(accepted)));
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void connectWithFirstBytesFailsAsConnectDoesAndMayBeRetriedOnANewCommunicator() throws Exception {
+        Endpoint refused = transport.refusedEndpoint();
+        Communicator c = h.openClient(refused, EndpointOption.CONNECT_TIMEOUT, "5s");
+        ConnectException e = assertThrows(ConnectException.class, () -> c.connect(ByteBuffer.wrap(new byte[] {1})));
+        assertTrue(String.valueOf(e.getMessage()).contains(refused.authority()),
+                "ConnectException must name " + refused.authority() + ": " + e.getMessage());
+        SilentServer silent = h.track(transport.startSilentServer());
+        Communicator d = h.openClient(silent.endpoint(), EndpointOption.CONNECT_TIMEOUT, "500ms");
+        assertThrows(SocketTimeoutException.class, () -> d.connect(ByteBuffer.wrap(new byte[] {1, 2, 3})),
+                "a server that never answers the handshake: connect(first) returns only once the server accepted");
+    }
+
+    @Test
+    @Timeout(30)
     void refusedConnectThrowsConnectExceptionNamingTheEndpoint() throws Exception {
         Endpoint refused = transport.refusedEndpoint();
         Communicator c = h.openClient(refused, EndpointOption.CONNECT_TIMEOUT, "5s");

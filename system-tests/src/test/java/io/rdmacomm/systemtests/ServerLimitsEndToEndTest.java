@@ -97,6 +97,16 @@ class ServerLimitsEndToEndTest {
             } finally {
                 extra.close();
             }
+            // the same with the request sent as the client's first bytes (on tcp://, with the handshake)
+            Communicator early = Communicators.open(endpoint);
+            try {
+                SessionException busy = assertThrows(SessionException.class,
+                        () -> SessionClient.connect(early, SessionRequest.echo()));
+                assertEquals(SessionStatus.BUSY, busy.status());
+                assertTrue(busy.getMessage().contains("limit of " + sessions + " sessions"), busy.getMessage());
+            } finally {
+                early.close();
+            }
             for (Communicator c : held) {
                 echo(c);
             }

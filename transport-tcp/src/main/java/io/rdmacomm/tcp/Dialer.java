@@ -35,6 +35,9 @@ import javax.net.ssl.SSLException;
  * it.
  */
 final class Dialer {
+    /** The most bytes a client's first write may send with the plain handshake ({@link #handshake(ByteBuffer)}). */
+    static final int EARLY_DATA_MAX = 4096;
+
     private final SocketChannel channel;
     private final Selector selector;
     private final Endpoint endpoint;
@@ -151,13 +154,13 @@ final class Dialer {
      */
     TlsSession handshake() throws IOException {
         if (tlsConfig == null) {
-            handshakeInside();
+            handshakeInside(null);
             return null;
         }
         tls = tlsConfig.clientSession(endpoint, where);
         tlsHandshake();
         try {
-            handshakeInside();
+            handshakeInside(null);
         } catch (SSLException e) {
             // in TLS 1.3 a server refuses a client's certificate after the client finished its handshake
             throw new HandshakeException("peer " + where + ": " + TlsSession.explain(e, "the server's", "our"), e);
@@ -165,13 +168,26 @@ final class Dialer {
         return tls;
     }
 
-    /** Our handshake and authentication, in plain or inside TLS. */
-    private void handshakeInside() throws IOException {
+    /**
+     * {@link #handshake()} in plain TCP without a shared secret, with the client's first stream bytes, all that
+     * {@code early} holds (1 to {@link #EARLY_DATA_MAX} bytes), sent as a DATA frame in the same write as our hello,
+     * before the server's answer. They reach the server's application only if it accepts the handshake.
+     */
+    void handshake(ByteBuffer early) throws IOException {
+        if (tlsConfig != null || secret != null || !early.hasRemaining() || early.remaining() > EARLY_DATA_MAX) {
+            throw new IllegalArgumentException("early data needs plain TCP, no secret and 1 to " + EARLY_DATA_MAX
+                    + " bytes; got " + early.remaining() + " bytes");
+        }
+        handshakeInside(early);
+    }
+
+    /** Our handshake and authentication, in plain or inside TLS; {@code early}: see {@link #handshake(ByteBuffer)}. */
+    private void handshakeInside(ByteBuffer early) throws IOException {
         short flags = (short) ((secret == null ? Handshake.NO_FLAGS : Handshake.FLAG_AUTH) | heartbeatBits);
         ByteBuffer reply = ByteBuffer.allocate(Handshake.LENGTH);
         try {
             // a server that cannot take us may reset the connection before our hello is even sent
-            send(Handshake.encode(flags), "sending the handshake to");
+            send(early == null ? Handshake.encode(flags) : withEarlyData(flags, early), "sending the handshake to");
             receive(reply, "waiting for the handshake of");
         } catch (SocketTimeoutException | ClosedChannelException | SSLException e) {
             throw e;
@@ -205,6 +221,14 @@ final class Dialer {
             }, "peer " + where);
         }
         peerHeartbeat = heartbeatBits == 0 ? 0 : Handshake.heartbeatPeriod(reply.getShort(Handshake.FLAGS_OFFSET));
+    }
+
+    /** Our hello with a DATA frame of {@code early}'s remaining bytes after it, ready to send. */
+    private static ByteBuffer withEarlyData(short flags, ByteBuffer early) {
+        int n = early.remaining();
+        ByteBuffer b = ByteBuffer.allocate(Handshake.LENGTH + Wire.HEADER_LENGTH + n);
+        b.put(Handshake.encode(flags)).put(Wire.DATA).putInt(n).put(early);
+        return b.flip();
     }
 
     /** After {@link #handshake}: the heartbeat period the server asked for, in nanoseconds; 0 when heartbeats are off. */

@@ -5,6 +5,7 @@ import io.rdmacomm.api.Endpoint;
 import io.rdmacomm.api.support.AbstractCommunicator;
 import io.rdmacomm.api.support.RateLimitedLog;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.Selector;
@@ -66,6 +67,26 @@ public final class TcpCommunicator extends AbstractCommunicator<TcpConnection> {
 
     @Override
     protected TcpConnection dial() throws IOException {
+        return dialWith(null);
+    }
+
+    /**
+     * Plain TCP without a shared secret sends a {@code first} of at most {@link Dialer#EARLY_DATA_MAX} bytes as a
+     * DATA frame in the same write as the handshake; the server's handshake reads exactly the hello, so the frame
+     * waits in its socket for the connection's reader. Otherwise as the default: dial, then write.
+     */
+    @Override
+    protected TcpConnection dial(ByteBuffer first) throws IOException {
+        if (settings.tls() != null || settings.secret() != null || first.remaining() > Dialer.EARLY_DATA_MAX) {
+            return super.dial(first);
+        }
+        TcpConnection dialed = dialWith(first.hasRemaining() ? first.duplicate() : null);
+        first.position(first.limit());
+        return dialed;
+    }
+
+    /** Dials; {@code early} (null: none) goes as a DATA frame of its remaining bytes with the hello. */
+    private TcpConnection dialWith(ByteBuffer early) throws IOException {
         SocketChannel channel = SocketChannel.open();
         Selector selector = null;
         try {
@@ -80,7 +101,12 @@ public final class TcpCommunicator extends AbstractCommunicator<TcpConnection> {
             });
             Dialer dialer = new Dialer(channel, selector, endpoint(), settings, () -> !isOpen());
             dialer.connect();
-            TlsSession tls = dialer.handshake();
+            TlsSession tls = null;
+            if (early == null) {
+                tls = dialer.handshake();
+            } else {
+                dialer.handshake(early);
+            }
             if (selector != null) {
                 selector.close(); // deregisters the channel so it may turn blocking
             }

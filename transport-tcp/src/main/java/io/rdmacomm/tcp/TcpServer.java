@@ -5,6 +5,7 @@ import io.rdmacomm.api.EndpointOption;
 import io.rdmacomm.api.support.AcceptGuard;
 import io.rdmacomm.api.support.RateLimitedLog;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.net.StandardSocketOptions;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
@@ -53,6 +54,8 @@ final class TcpServer implements AutoCloseable {
     /** Peers accepted per turn of the loop at most, so that handshakes progress during a burst. */
     private static final int ACCEPT_BATCH = 256;
     /** How long the loop pauses after a failure of its own (not of one peer's), before it goes on. */
+    /** The most bytes {@link #discardUnread} reads from a refused peer. */
+    private static final int DISCARD_MAX = 64 * 1024;
     private static final long LOOP_FAILURE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final Endpoint endpoint;
@@ -72,6 +75,8 @@ final class TcpServer implements AutoCloseable {
     private final PendingHandshakes pending;
     /** Peers handshaken in this turn of the loop, handed over once their keys left the selector. */
     private final List<Accepted> done = new ArrayList<>();
+    /** Where {@link #discardUnread} drops a refused peer's bytes (the accept thread's alone). */
+    private final ByteBuffer discard = ByteBuffer.allocate(8192);
     /** How many peers may be in handshake while the process is at its descriptor limit. */
     private final DescriptorPressure descriptors = new DescriptorPressure();
     private boolean accepting = true;
@@ -265,6 +270,7 @@ final class TcpServer implements AutoCloseable {
         } catch (Exception | Error e) {
             peerLog.warn("{}: rejected peer {}: {}", endpoint, p.handshake().peer,
                     e.getMessage() == null ? e.toString() : e.getMessage());
+            discardUnread((SocketChannel) key.channel());
             pending.forget(key);
         }
     }
@@ -385,6 +391,22 @@ final class TcpServer implements AutoCloseable {
             } else {
                 closeQuietly(c);
             }
+        }
+    }
+
+    /**
+     * Reads and drops what a refused peer sent beyond its handshake (a client's first bytes go with its hello), at
+     * most {@link #DISCARD_MAX} bytes: closing a socket with unread input resets the connection, and a client whose
+     * system drops received bytes on a reset (Windows does; Linux keeps them readable) would lose the answer that
+     * tells it why it was refused.
+     */
+    private void discardUnread(SocketChannel c) {
+        try {
+            for (int total = 0, n; total < DISCARD_MAX && (n = c.read(discard.clear())) > 0; ) {
+                total += n;
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // the peer is being dropped either way
         }
     }
 

@@ -1,6 +1,7 @@
 package io.rdmacomm.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -85,6 +86,37 @@ class HandshakeTest {
             assertTrue(dropped.get(10, TimeUnit.SECONDS));
             long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertTrue(millis >= 2900, "dropped after " + millis + " ms, handshakeTimeout=3s");
+        }
+    }
+
+    @Test
+    @Timeout(20)
+    void aClientsFirstBytesGoWithItsHelloBeforeTheServerAnswersAndConnectWaitsForTheAnswer() throws Exception {
+        byte[] request = "OPEN ECHO".getBytes(StandardCharsets.US_ASCII);
+        try (ServerSocketChannel listener = Raw.listen();
+                Communicator client = Communicators.open("tcp://127.0.0.1:" + Raw.port(listener))) {
+            Future<SocketChannel> server = helper.submit(() -> {
+                SocketChannel c = listener.accept();
+                // the hello and the DATA frame of the request, all before the server said a word
+                ByteBuffer got = Raw.readExactly(c, Handshake.LENGTH + Wire.HEADER_LENGTH + request.length);
+                assertEquals(Handshake.MAGIC, got.getInt(0));
+                assertEquals(Wire.DATA, got.get(Handshake.LENGTH));
+                assertEquals(request.length, got.getInt(Handshake.LENGTH + 1));
+                assertEquals(ByteBuffer.wrap(request), got.position(Handshake.LENGTH + Wire.HEADER_LENGTH));
+                return c;
+            });
+            Future<?> connected = helper.submit(() -> {
+                client.connect(ByteBuffer.wrap(request));
+                return null;
+            });
+            try (SocketChannel c = server.get(10, TimeUnit.SECONDS)) {
+                assertFalse(connected.isDone(), "connect(first) returned before the server answered the handshake");
+                Raw.writeAll(c, Raw.hello(Handshake.MAGIC, Handshake.VERSION, Handshake.STATUS_OK));
+                connected.get(10, TimeUnit.SECONDS);
+                client.write(ByteBuffer.wrap(new byte[] {42}));
+                client.sync();
+                assertEquals(ByteBuffer.wrap(new byte[] {42}), ByteBuffer.wrap(Raw.readFrame(c, Wire.DATA)));
+            }
         }
     }
 

@@ -135,6 +135,22 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
      */
     protected abstract L dial() throws IOException;
 
+    /**
+     * {@link #dial()} for {@link #connect(ByteBuffer)}: connects and completes the handshake with {@code first}
+     * written as the stream's first bytes. This default dials, then writes; a transport that can sends
+     * {@code first} with its handshake instead, and returns only once the server accepted the handshake.
+     */
+    protected L dial(ByteBuffer first) throws IOException {
+        L dialed = dial();
+        try {
+            dialed.write(first);
+            return dialed;
+        } catch (IOException | RuntimeException e) {
+            dialed.close();
+            throw e;
+        }
+    }
+
     /** Releases what {@link #listen()} started (listener, threads); called once, by {@link #close()}. */
     protected abstract void stopServing();
 
@@ -194,6 +210,15 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
 
     @Override
     public final void connect() throws IOException {
+        connect0(null);
+    }
+
+    @Override
+    public final void connect(ByteBuffer first) throws IOException {
+        connect0(Objects.requireNonNull(first, "first"));
+    }
+
+    private void connect0(ByteBuffer first) throws IOException {
         synchronized (lock) {
             checkOpen();
             checkUnused("connect");
@@ -201,7 +226,7 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
         }
         L dialed;
         try {
-            dialed = dial();
+            dialed = first == null ? dial() : dial(first);
         } catch (IOException | RuntimeException e) {
             synchronized (lock) {
                 abortDial = null;
