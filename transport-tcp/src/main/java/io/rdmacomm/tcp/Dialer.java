@@ -8,13 +8,10 @@ import io.rdmacomm.api.auth.MutualAuthentication;
 import io.rdmacomm.api.auth.SharedSecret;
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
-import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
@@ -30,11 +27,12 @@ import javax.net.ssl.SSLException;
  * The client's side of a new connection: connects, runs TLS's handshake if the endpoint says {@code tls=true},
  * then plays the client's part of the {@link Handshake} (inside TLS), so that {@code connectTimeout} bounds the
  * whole. With TLS it runs in non-blocking mode on a selector of its own; in plain TCP, with no selector, on the
- * blocking channel with timed waits (a poll on the socket alone: no descriptor besides the socket, no selector to
- * open and close per connection). Closing the channel (and waking the selector, if any) from another thread aborts
- * it.
+ * blocking channel, its calls waiting in the kernel and {@link DialDeadlines} closing the socket if
+ * {@code connectTimeout} passes (no descriptor besides the socket, and no switch to non-blocking mode and back around
+ * each wait). Closing the channel (and waking the selector, if any) from another thread aborts it. Close the dialer
+ * when done with it, whether the dial succeeded or not.
  */
-final class Dialer {
+final class Dialer implements AutoCloseable {
     /** The most bytes a client's first write may send with the plain handshake ({@link #handshake(ByteBuffer)}). */
     static final int EARLY_DATA_MAX = 4096;
 
@@ -50,6 +48,10 @@ final class Dialer {
     private final TlsConfig tlsConfig;
     private TlsSession tls;
     private long peerHeartbeat;
+    /** The deadline of a plain dial with a connectTimeout, from its connect on; null otherwise. */
+    private DialDeadlines.Watch watch;
+    /** What a plain dial's blocking call is doing, for the message if the deadline ends it. */
+    private String doing = "connecting to";
 
     /**
      * @param selector where the non-blocking TLS handshake waits; null in plain TCP (the channel stays blocking)
@@ -108,17 +110,51 @@ final class Dialer {
         }
     }
 
-    /** Connects the blocking channel within what is left of {@code connectTimeout}. */
+    /** Connects the blocking channel; from here on {@code connectTimeout}'s deadline is watched. */
     private void connectBlocking(InetSocketAddress address) throws IOException {
+        if (timeout != 0) {
+            watch = DialDeadlines.watch(deadline, channel);
+        }
+        doing = "connecting to";
         try {
-            channel.socket().connect(address, millisLeft("connecting to"));
-        } catch (SocketTimeoutException e) {
-            throw aborted.getAsBoolean() ? new AsynchronousCloseException() : timedOut("connecting to");
-        } catch (UnknownHostException e) {
-            throw unknownHost();
+            channel.connect(address);
         } catch (IOException e) {
-            // a failed connect closes the channel itself: only the owner's close makes this an abort
-            throw aborted.getAsBoolean() ? new AsynchronousCloseException() : e;
+            // a failed connect closes the channel itself: only the owner's close or the deadline make this an abort
+            throw ended(e);
+        }
+    }
+
+    /**
+     * What a plain dial's blocking call that failed with {@code e} throws: an abort if the owner closed the
+     * communicator, the timeout if the deadline closed the socket, else {@code e}.
+     */
+    private IOException ended(IOException e) {
+        if (aborted.getAsBoolean()) {
+            return new AsynchronousCloseException();
+        }
+        if (watch != null && watch.expired()) {
+            SocketTimeoutException t = timedOut(doing);
+            t.initCause(e);
+            return t;
+        }
+        return e;
+    }
+
+    /**
+     * Ends the watch of a plain dial's deadline once its last blocking call returned ({@link #handshake} does; a dial
+     * without a handshake calls it after {@link #connect}); throws the timeout if the deadline came first.
+     */
+    void settle() throws SocketTimeoutException {
+        if (watch != null && !watch.settle()) {
+            throw timedOut(doing);
+        }
+    }
+
+    /** Stops watching the deadline (if the dial has not already settled it). */
+    @Override
+    public void close() {
+        if (watch != null) {
+            watch.close();
         }
     }
 
@@ -155,6 +191,7 @@ final class Dialer {
     TlsSession handshake() throws IOException {
         if (tlsConfig == null) {
             handshakeInside(null);
+            settle();
             return null;
         }
         tls = tlsConfig.clientSession(endpoint, where);
@@ -179,6 +216,7 @@ final class Dialer {
                     + " bytes; got " + early.remaining() + " bytes");
         }
         handshakeInside(early);
+        settle();
     }
 
     /** Our handshake and authentication, in plain or inside TLS; {@code early}: see {@link #handshake(ByteBuffer)}. */
@@ -259,8 +297,13 @@ final class Dialer {
     private void send(ByteBuffer b, String doing) throws IOException {
         if (selector == null) {
             // a few bytes on a fresh connection: a blocking write returns at once
-            while (b.hasRemaining()) {
-                channel.write(b);
+            this.doing = doing;
+            try {
+                while (b.hasRemaining()) {
+                    channel.write(b);
+                }
+            } catch (IOException e) {
+                throw ended(e);
             }
             return;
         }
@@ -302,34 +345,18 @@ final class Dialer {
         return true;
     }
 
-    /** {@link #receive} on the blocking channel: timed reads of its socket's stream, which poll the socket alone. */
+    /** {@link #receive} on the blocking channel: reads that wait in the kernel, ended by the deadline if it passes. */
     private boolean receiveBlocking(ByteBuffer b, String doing) throws IOException {
-        Socket socket = channel.socket();
-        InputStream in = socket.getInputStream();
+        this.doing = doing;
         try {
             while (b.hasRemaining()) {
-                socket.setSoTimeout(millisLeft(doing));
-                int n;
-                try {
-                    n = in.read(b.array(), b.arrayOffset() + b.position(), b.remaining());
-                } catch (SocketTimeoutException e) {
-                    throw timedOut(doing); // an abort meanwhile is told below
-                }
-                if (n < 0) {
+                if (channel.read(b) < 0) {
                     return false;
                 }
-                b.position(b.position() + n);
             }
             return true;
         } catch (IOException e) {
-            if (aborted.getAsBoolean()) {
-                throw new AsynchronousCloseException();
-            }
-            throw e;
-        } finally {
-            if (channel.isOpen()) {
-                socket.setSoTimeout(0);
-            }
+            throw ended(e);
         }
     }
 

@@ -44,7 +44,10 @@ final class RawTcpCommunicator extends AbstractCommunicator<RawConnection> {
         try {
             abortDialWith(() -> TcpServer.closeQuietly(channel));
             // no handshake on this wire: a blocking connect within connectTimeout
-            new Dialer(channel, null, endpoint(), settings, () -> !isOpen()).connect();
+            try (Dialer dialer = new Dialer(channel, null, endpoint(), settings, () -> !isOpen())) {
+                dialer.connect();
+                dialer.settle();
+            }
             return RawConnection.open(channel, endpoint(), settings);
         } catch (IOException | RuntimeException e) {
             TcpServer.closeQuietly(channel);

@@ -99,18 +99,21 @@ public final class TcpCommunicator extends AbstractCommunicator<TcpConnection> {
                     s.wakeup();
                 }
             });
-            Dialer dialer = new Dialer(channel, selector, endpoint(), settings, () -> !isOpen());
-            dialer.connect();
             TlsSession tls = null;
-            if (early == null) {
-                tls = dialer.handshake();
-            } else {
-                dialer.handshake(early);
+            long peerHeartbeat;
+            try (Dialer dialer = new Dialer(channel, selector, endpoint(), settings, () -> !isOpen())) {
+                dialer.connect();
+                if (early == null) {
+                    tls = dialer.handshake();
+                } else {
+                    dialer.handshake(early);
+                }
+                peerHeartbeat = dialer.peerHeartbeat();
             }
             if (selector != null) {
                 selector.close(); // deregisters the channel so it may turn blocking
             }
-            return TcpConnection.open(channel, tls, endpoint(), settings, dialer.peerHeartbeat());
+            return TcpConnection.open(channel, tls, endpoint(), settings, peerHeartbeat);
         } catch (IOException | RuntimeException e) {
             if (selector != null) {
                 TcpServer.closeQuietly(selector);

@@ -8,10 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
 import java.net.ConnectException;
+import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -93,6 +96,77 @@ class TimeoutAndCloseTest {
         ConnectException e = assertThrows(ConnectException.class,
                 () -> Communicators.connect("tcp://127.0.0.1:" + port));
         assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
+    }
+
+    @Test
+    @Timeout(20)
+    void aConnectTheServerNeverTakesTimesOutAtConnectTimeoutAndCloseAbortsOne() throws Exception {
+        // a listener with a backlog of 1 that never accepts: once its queue is full, the kernel drops further SYNs
+        // and a connect waits in the kernel until its deadline closes the socket
+        try (ServerSocketChannel full = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0), 1)) {
+            int port = ((InetSocketAddress) full.getLocalAddress()).getPort();
+            java.util.List<SocketChannel> fillers = new java.util.ArrayList<>();
+            try {
+                for (int i = 0; i < 8; i++) {
+                    SocketChannel f = SocketChannel.open();
+                    f.configureBlocking(false);
+                    f.connect(new InetSocketAddress("127.0.0.1", port));
+                    fillers.add(f);
+                }
+                String uri = "tcp://127.0.0.1:" + port;
+                long start = System.nanoTime();
+                SocketTimeoutException e = assertThrows(SocketTimeoutException.class,
+                        () -> Communicators.connect(uri + "?connectTimeout=700ms"));
+                assertTookAbout(start, 700);
+                assertTrue(e.getMessage().contains("(connectTimeout) connecting to " + uri), e.getMessage());
+                assertEquals(0, threadsNamed("rdmacomm-tcp-dial-deadlines", 3),
+                        "the deadline thread ends once no dial is watched");
+
+                Communicator aborted = Communicators.open(uri + "?connectTimeout=60s");
+                Future<?> connecting = helper.submit(() -> {
+                    aborted.connect();
+                    return null;
+                });
+                awaitConnectingInTheKernel(connecting);
+                aborted.close();
+                ExecutionException ee = assertThrows(ExecutionException.class,
+                        () -> connecting.get(10, TimeUnit.SECONDS));
+                assertInstanceOf(AsynchronousCloseException.class, ee.getCause());
+            } finally {
+                for (SocketChannel f : fillers) {
+                    f.close();
+                }
+            }
+        }
+    }
+
+    /** Waits until a thread is in the kernel's connect, called from {@link Dialer}. */
+    private static void awaitConnectingInTheKernel(Future<?> task) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline && !task.isDone()) {
+            for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
+                boolean dialing = false;
+                boolean connecting = false;
+                for (StackTraceElement f : stack) {
+                    dialing |= f.getClassName().equals(Dialer.class.getName());
+                    connecting |= f.isNativeMethod() && f.getMethodName().startsWith("connect");
+                }
+                if (dialing && connecting) {
+                    return;
+                }
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("no thread ever waited in the kernel's connect from Dialer");
+    }
+
+    /** Waits up to {@code seconds} for the threads named {@code name} to end; how many are left. */
+    private static long threadsNamed(String name, int seconds) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (threads(name) > 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        return threads(name);
     }
 
     @Test
