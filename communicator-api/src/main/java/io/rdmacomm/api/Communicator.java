@@ -83,13 +83,20 @@ public interface Communicator extends AutoCloseable {
      * TCP Fast Open and TLS early data do); the server reads it only after it accepted the handshake. Either way
      * this returns, like {@code connect()}, only once the server accepted the handshake, and throws what
      * {@code connect()} throws if it did not (the bytes are then not delivered). Whether the bytes went early or
-     * not, they are written as by {@code write}: {@link #sync()} guarantees their delivery.
+     * not, they are written as by {@code write}: {@link #sync()} guarantees their delivery, and a failure of the
+     * connection once the handshake succeeded is not a failure of the connect: as for bytes a write buffered, the
+     * next {@code sync} or {@code write} reports it, and {@code read} still takes what the peer sent before it went
+     * (a server that refuses a request at once and closes says why).
      *
-     * @param first the client's first bytes (all remaining; the position ends at the limit on success)
+     * @param first the client's first bytes (all remaining; the position ends at the limit once they are written)
      */
     default void connect(ByteBuffer first) throws IOException {
         connect();
-        write(first);
+        try {
+            write(first);
+        } catch (IOException failedAfterTheHandshake) {
+            // the connection failed: the next sync or write reports it (see above)
+        }
     }
 
     /**

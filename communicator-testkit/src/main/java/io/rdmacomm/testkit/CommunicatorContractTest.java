@@ -354,6 +354,29 @@ public abstract class CommunicatorContractTest extends CloseContractTest {
     }
 
     @Test
+    @Timeout(60)
+    void aServerThatAnswersAndClosesWithoutReadingTheFirstBytesIsStillHeard() throws Exception {
+        Communicator server = h.serve();
+        byte[] answer = "refused: busy".getBytes(StandardCharsets.US_ASCII);
+        Future<Void> answered = h.async(() -> {
+            Communicator peer = h.track(server.accept());
+            peer.write(ByteBuffer.wrap(answer));
+            peer.sync();
+            peer.close();
+            return null;
+        });
+        Communicator client = h.openClient(server.endpoint());
+        // more than any transport buffers for a peer that does not read: the write of these fails once it closed
+        client.connect(ByteBuffer.wrap(new byte[32 * MIB]));
+        await(answered);
+        assertBytes(answer, readN(client, answer.length), "what the server said before it closed");
+        assertThrows(IOException.class, () -> {
+            client.write(ByteBuffer.wrap(new byte[MIB]));
+            client.sync();
+        }, "the connection's failure is reported by a later write or sync");
+    }
+
+    @Test
     @Timeout(30)
     void connectWithFirstBytesFailsAsConnectDoesAndMayBeRetriedOnANewCommunicator() throws Exception {
         Endpoint refused = transport.refusedEndpoint();

@@ -65,6 +65,12 @@ class ServerLimitsEndToEndTest {
         return Jvms.awaitListening(server);
     }
 
+    private static void assertBusy(org.junit.jupiter.api.function.Executable open, int sessions) {
+        SessionException busy = assertThrows(SessionException.class, open);
+        assertEquals(SessionStatus.BUSY, busy.status());
+        assertTrue(busy.getMessage().contains("limit of " + sessions + " sessions"), busy.getMessage());
+    }
+
     private List<String> serverLog() throws IOException {
         return Files.readAllLines(dir.resolve("server.err"));
     }
@@ -88,24 +94,12 @@ class ServerLimitsEndToEndTest {
             for (int i = 0; i < sessions; i++) {
                 held.add(echoSession(endpoint));
             }
-            Communicator extra = Communicators.connect(endpoint);
-            try {
-                SessionException busy = assertThrows(SessionException.class,
-                        () -> SessionClient.open(extra, SessionRequest.echo()));
-                assertEquals(SessionStatus.BUSY, busy.status());
-                assertTrue(busy.getMessage().contains("limit of " + sessions + " sessions"), busy.getMessage());
-            } finally {
-                extra.close();
+            try (Communicator extra = Communicators.connect(endpoint)) {
+                assertBusy(() -> SessionClient.open(extra, SessionRequest.echo()), sessions);
             }
             // the same with the request sent as the client's first bytes (on tcp://, with the handshake)
-            Communicator early = Communicators.open(endpoint);
-            try {
-                SessionException busy = assertThrows(SessionException.class,
-                        () -> SessionClient.connect(early, SessionRequest.echo()));
-                assertEquals(SessionStatus.BUSY, busy.status());
-                assertTrue(busy.getMessage().contains("limit of " + sessions + " sessions"), busy.getMessage());
-            } finally {
-                early.close();
+            try (Communicator early = Communicators.open(endpoint)) {
+                assertBusy(() -> SessionClient.connect(early, SessionRequest.echo()), sessions);
             }
             for (Communicator c : held) {
                 echo(c);

@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -142,31 +143,17 @@ class TimeoutAndCloseTest {
 
     /** Waits until a thread is in the kernel's connect, called from {@link Dialer}. */
     private static void awaitConnectingInTheKernel(Future<?> task) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() < deadline && !task.isDone()) {
-            for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
-                boolean dialing = false;
-                boolean connecting = false;
-                for (StackTraceElement f : stack) {
-                    dialing |= f.getClassName().equals(Dialer.class.getName());
-                    connecting |= f.isNativeMethod() && f.getMethodName().startsWith("connect");
-                }
-                if (dialing && connecting) {
-                    return;
-                }
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("no thread ever waited in the kernel's connect from Dialer");
+        awaitStack(task, f -> f.getClassName().equals(Dialer.class.getName()),
+                f -> f.isNativeMethod() && f.getMethodName().startsWith("connect"), "the kernel's connect from Dialer");
     }
 
-    /** Waits up to {@code seconds} for the threads named {@code name} to end; how many are left. */
-    private static long threadsNamed(String name, int seconds) {
+    /** Waits up to {@code seconds} for the threads whose names start with {@code prefix} to end; how many are left. */
+    private static long threadsNamed(String prefix, int seconds) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        while (threads(name) > 0 && System.nanoTime() < deadline) {
+        while (threads(prefix) > 0 && System.nanoTime() < deadline) {
             Thread.onSpinWait();
         }
-        return threads(name);
+        return threads(prefix);
     }
 
     @Test
@@ -185,22 +172,29 @@ class TimeoutAndCloseTest {
 
     /** Polls (with a deadline) until some helper thread's stack shows it waiting in {@code method}. */
     private static void awaitParkedIn(Future<?> task, String method) {
+        awaitStack(task, f -> f.getClassName().equals(TcpConnection.class.getName()),
+                f -> f.getMethodName().contains(method), method + " inside TcpConnection");
+    }
+
+    /** Polls (with a deadline) until a thread's stack has an {@code ours} frame and a {@code waiting} one. */
+    private static void awaitStack(Future<?> task, Predicate<StackTraceElement> ours,
+            Predicate<StackTraceElement> waiting, String what) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline && !task.isDone()) {
             for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
-                boolean ours = false;
-                boolean waiting = false;
+                boolean isOurs = false;
+                boolean isWaiting = false;
                 for (StackTraceElement f : stack) {
-                    waiting |= f.getMethodName().contains(method);
-                    ours |= f.getClassName().equals(TcpConnection.class.getName());
+                    isWaiting |= waiting.test(f);
+                    isOurs |= ours.test(f);
                 }
-                if (ours && waiting) {
+                if (isOurs && isWaiting) {
                     return;
                 }
             }
             Thread.onSpinWait();
         }
-        throw new AssertionError("no thread ever waited in " + method + " inside TcpConnection");
+        throw new AssertionError("no thread ever waited in " + what);
     }
 
     @Test
@@ -221,11 +215,7 @@ class TimeoutAndCloseTest {
         p.client().register(ByteBuffer.allocateDirect(64), io.rdmacomm.api.Access.readWrite());
         assertTrue(threads("rdmacomm-tcp-") > 0);
         p.close();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (threads("rdmacomm-tcp-") > 0 && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
-        assertEquals(0, threads("rdmacomm-tcp-"), "threads named rdmacomm-tcp-* alive after close");
+        assertEquals(0, threadsNamed("rdmacomm-tcp-", 5), "threads named rdmacomm-tcp-* alive after close");
     }
 
     static long threads(String prefix) {

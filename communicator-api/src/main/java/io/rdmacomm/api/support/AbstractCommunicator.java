@@ -144,11 +144,14 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
         L dialed = dial();
         try {
             dialed.write(first);
-            return dialed;
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException failedAfterTheHandshake) {
+            // the connection failed once connected: the next sync or write reports it, and a read still takes
+            // what the peer sent before it went (Communicator#connect(ByteBuffer))
+        } catch (RuntimeException e) {
             dialed.close();
             throw e;
         }
+        return dialed;
     }
 
     /** Releases what {@link #listen()} started (listener, threads); called once, by {@link #close()}. */
