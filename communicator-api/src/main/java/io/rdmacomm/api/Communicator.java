@@ -82,7 +82,8 @@ public interface Communicator extends AutoCloseable {
      * handshake, without waiting for the server's answer, so that the request arrives one round trip earlier (as
      * TCP Fast Open and TLS early data do); the server reads it only after it accepted the handshake. Either way
      * this returns, like {@code connect()}, only once the server accepted the handshake, and throws what
-     * {@code connect()} throws if it did not (the bytes are then not delivered). Whether the bytes went early or
+     * {@code connect()} throws if it did not, or if its answer did not come in time (early bytes may then have
+     * reached the server, which sees the connection close). Whether the bytes went early or
      * not, they are written as by {@code write}: {@link #sync()} guarantees their delivery, and a failure of the
      * connection once the handshake succeeded is not a failure of the connect: as for bytes a write buffered, the
      * next {@code sync} or {@code write} reports it, and {@code read} still takes what the peer sent before it went
@@ -94,6 +95,8 @@ public interface Communicator extends AutoCloseable {
         connect();
         try {
             write(first);
+        } catch (ClosedChannelException closedHere) {
+            throw closedHere; // closed by this side (a concurrent close): not the peer's doing
         } catch (IOException failedAfterTheHandshake) {
             // the connection failed: the next sync or write reports it (see above)
         }

@@ -378,16 +378,20 @@ public abstract class CommunicatorContractTest extends CloseContractTest {
 
     @Test
     @Timeout(30)
-    void connectWithFirstBytesFailsAsConnectDoesAndMayBeRetriedOnANewCommunicator() throws Exception {
+    void connectWithFirstBytesFailsAsConnectDoesAndLeavesTheBytesToTheCaller() throws Exception {
         Endpoint refused = transport.refusedEndpoint();
         Communicator c = h.openClient(refused, EndpointOption.CONNECT_TIMEOUT, "5s");
-        ConnectException e = assertThrows(ConnectException.class, () -> c.connect(ByteBuffer.wrap(new byte[] {1})));
+        ByteBuffer one = ByteBuffer.wrap(new byte[] {1});
+        ConnectException e = assertThrows(ConnectException.class, () -> c.connect(one));
         assertTrue(String.valueOf(e.getMessage()).contains(refused.authority()),
                 "ConnectException must name " + refused.authority() + ": " + e.getMessage());
+        assertEquals(1, one.remaining(), "a failed connect(first) takes none of first");
         SilentServer silent = h.track(transport.startSilentServer());
         Communicator d = h.openClient(silent.endpoint(), EndpointOption.CONNECT_TIMEOUT, "500ms");
-        assertThrows(SocketTimeoutException.class, () -> d.connect(ByteBuffer.wrap(new byte[] {1, 2, 3})),
+        ByteBuffer three = ByteBuffer.wrap(new byte[] {1, 2, 3});
+        assertThrows(SocketTimeoutException.class, () -> d.connect(three),
                 "a server that never answers the handshake: connect(first) returns only once the server accepted");
+        assertEquals(3, three.remaining(), "a failed connect(first) takes none of first");
     }
 
     @Test

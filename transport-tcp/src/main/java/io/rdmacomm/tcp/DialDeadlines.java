@@ -13,8 +13,8 @@ import java.util.concurrent.locks.LockSupport;
  * whose {@code connectTimeout} passed, which ends its blocking call. A dial then waits in the kernel on its blocking
  * channel alone, where a timed wait (the JDK's, through the socket's adaptor) switches the socket to non-blocking and
  * back and polls it: four {@code fcntl} calls and a {@code poll} per wait, twice per connection. The thread sleeps
- * until the earliest deadline (at most {@link #SCAN_NANOS}), a dial with an earlier one wakes it, and it ends once
- * no dial was watched for {@link #LINGER_NANOS}; the next dial starts another.
+ * until the earliest deadline (at most {@link #SCAN_NANOS}), a dial with an earlier one (or one that comes while it
+ * scans) wakes it, and it ends once no dial was watched for {@link #LINGER_NANOS}; the next dial starts another.
  */
 final class DialDeadlines {
     /** The longest the thread sleeps between scans while dials are watched. */
@@ -88,10 +88,17 @@ final class DialDeadlines {
             t = thread;
             if (t == null) {
                 wakeAt = deadline;
-                t = new Thread(DialDeadlines::run, "rdmacomm-tcp-dial-deadlines");
+                // no inherited thread locals or class loader of whichever dial happens to start it
+                t = new Thread(null, DialDeadlines::run, "rdmacomm-tcp-dial-deadlines", 0, false);
                 t.setDaemon(true);
+                t.setContextClassLoader(null);
+                try {
+                    t.start();
+                } catch (RuntimeException | Error e) {
+                    WATCHED.remove(w); // no thread to watch it: the dial fails rather than wait unbounded
+                    throw e;
+                }
                 thread = t;
-                t.start();
                 return w;
             }
         }
@@ -105,8 +112,11 @@ final class DialDeadlines {
         long idleSince = System.nanoTime();
         while (true) {
             try {
+                Thread.interrupted(); // nothing interrupts this thread on purpose; a stray interrupt must not spin it
                 long now = System.nanoTime();
                 long next = now + SCAN_NANOS;
+                // while scanning, every new dial wakes the thread: the scan may not see one that comes meanwhile
+                wakeAt = now + Long.MAX_VALUE / 2;
                 boolean any = false;
                 for (Watch w : WATCHED.keySet()) {
                     if (now - w.deadline >= 0) {

@@ -90,7 +90,8 @@ public final class TcpCommunicator extends AbstractCommunicator<TcpConnection> {
         SocketChannel channel = SocketChannel.open();
         Selector selector = null;
         try {
-            // only TLS's handshake runs on a selector; plain TCP dials on the blocking channel with timed waits
+            // only TLS's handshake runs on a selector; plain TCP dials on the blocking channel, its waits bounded by
+            // DialDeadlines
             selector = settings.tls() == null ? null : Selector.open();
             Selector s = selector;
             abortDialWith(() -> {

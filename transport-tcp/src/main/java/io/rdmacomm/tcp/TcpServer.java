@@ -53,9 +53,9 @@ final class TcpServer implements AutoCloseable {
     static final long EVICT_SILENT_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Peers accepted per turn of the loop at most, so that handshakes progress during a burst. */
     private static final int ACCEPT_BATCH = 256;
-    /** How long the loop pauses after a failure of its own (not of one peer's), before it goes on. */
     /** The most bytes {@link #discardUnread} reads from a refused peer. */
     private static final int DISCARD_MAX = 64 * 1024;
+    /** How long the loop pauses after a failure of its own (not of one peer's), before it goes on. */
     private static final long LOOP_FAILURE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final Endpoint endpoint;
@@ -395,10 +395,10 @@ final class TcpServer implements AutoCloseable {
     }
 
     /**
-     * Reads and drops what a refused peer sent beyond its handshake (a client's first bytes go with its hello), at
-     * most {@link #DISCARD_MAX} bytes: closing a socket with unread input resets the connection, and a client whose
-     * system drops received bytes on a reset (Windows does; Linux keeps them readable) would lose the answer that
-     * tells it why it was refused.
+     * Reads and drops what a refused peer sent beyond its handshake and has arrived (a client's first bytes go with
+     * its hello), at most {@link #DISCARD_MAX} bytes: closing a socket with unread input resets the connection, and a
+     * client whose system drops received bytes on a reset (Windows does; Linux keeps them readable) would lose the
+     * answer that tells it why it was refused. Bytes still on their way when the socket closes reset it anyway.
      */
     private void discardUnread(SocketChannel c) {
         try {

@@ -144,6 +144,9 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
         L dialed = dial();
         try {
             dialed.write(first);
+        } catch (ClosedChannelException closedHere) {
+            dialed.close(); // a concurrent close of this communicator: connect reports it
+            throw closedHere;
         } catch (IOException failedAfterTheHandshake) {
             // the connection failed once connected: the next sync or write reports it, and a read still takes
             // what the peer sent before it went (Communicator#connect(ByteBuffer))
