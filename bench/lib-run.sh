@@ -1,7 +1,7 @@
 # Shared by bench/soak and bench/clients; sourced, not run. Starts servercomm and runs clientcomm's classes from
 # this repository's build, on the JDK bin/lib/launch.sh's pick_java picks (JAVA_HOME, else the newest 22+: ucx-ffm).
 ROOT="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
-source "$ROOT/bin/lib/launch.sh"   # pick_java, java_major
+source "$ROOT/bin/lib/launch.sh"   # pick_java, java_major, await_listening
 JAVA="$(pick_java)"
 read -r -a JVM_FLAGS <<< "${BENCH_JVM_FLAGS:--Xms512m -Xmx512m -XX:+UseParallelGC}"
 if (( $(java_major "$JAVA") >= 22 )); then
@@ -46,15 +46,11 @@ start_servercomm() {
     "${SERVERCOMM[@]}" --endpoint "$1" --verbose "${@:2}" > "$WORK/server.out" 2> "$WORK/server.err" &
     SERVER_PID=$!
     PIDS+=("$SERVER_PID")
-    local deadline=$((SECONDS + 30))
-    until grep -qs '^listening ' "$WORK/server.out"; do
-        if ! kill -0 "$SERVER_PID" 2>/dev/null || (( SECONDS >= deadline )); then
-            echo "servercomm did not start:" >&2
-            cat "$WORK/server.err" >&2
-            exit 1
-        fi
-        sleep 0.1
-    done
+    if ! await_listening "$WORK/server.out" "$SERVER_PID" 1 30; then
+        echo "servercomm did not start:" >&2
+        cat "$WORK/server.err" >&2
+        exit 1
+    fi
     SERVER_EP="$(awk '/^listening /{print $2; exit}' "$WORK/server.out")"
     # the provider the server runs on, from its INFO line
     SERVER_PROVIDER="$(sed -n 's/.*provider=[a-z-]* runs on \([a-z-]*\).*/\1/p' "$WORK/server.err" | head -1)"

@@ -148,3 +148,17 @@ have_libucp() {
 java_home() {
     dirname "$(dirname "$(readlink -f "$(command -v "$1")")")"
 }
+
+# await_listening FILE PID [COUNT] [SECONDS]: waits until FILE (a servercomm's standard output) holds COUNT (1) lines
+# starting with 'listening ', while process PID lives and for at most SECONDS (60). Returns 0 then, 1 if PID ended
+# first, 2 if the time ran out; prints nothing.
+await_listening() {
+    local file="$1" pid="$2" count="${3:-1}" deadline=$((SECONDS + ${4:-60})) n
+    while :; do
+        n="$(grep -c '^listening ' "$file" 2>/dev/null || true)"
+        (( ${n:-0} >= count )) && return 0
+        kill -0 "$pid" 2>/dev/null || return 1
+        (( SECONDS < deadline )) || return 2
+        sleep 0.1
+    done
+}
