@@ -206,15 +206,20 @@ final class Dialer implements AutoCloseable {
     }
 
     /**
-     * {@link #handshake()} in plain TCP without a shared secret, with the client's first stream bytes, all that
-     * {@code early} holds (1 to {@link #EARLY_DATA_MAX} bytes), sent as a DATA frame in the same write as our hello,
-     * before the server's answer. They reach the server's application only if it accepts the handshake.
+     * Whether a dial with these settings sends {@code first} with its hello ({@link #handshake(ByteBuffer)}): plain
+     * TCP, no shared secret (whose authentication must come first) and 1 to {@link #EARLY_DATA_MAX} bytes.
+     */
+    static boolean sendsEarly(Settings settings, ByteBuffer first) {
+        return settings.tls() == null && settings.secret() == null && first.hasRemaining()
+                && first.remaining() <= EARLY_DATA_MAX;
+    }
+
+    /**
+     * {@link #handshake()} for what {@link #sendsEarly} accepts: the client's first stream bytes, all that
+     * {@code early} holds, go as a DATA frame in the same write as our hello, before the server's answer. They reach
+     * the server's application only if it accepts the handshake.
      */
     void handshake(ByteBuffer early) throws IOException {
-        if (tlsConfig != null || secret != null || !early.hasRemaining() || early.remaining() > EARLY_DATA_MAX) {
-            throw new IllegalArgumentException("early data needs plain TCP, no secret and 1 to " + EARLY_DATA_MAX
-                    + " bytes; got " + early.remaining() + " bytes");
-        }
         handshakeInside(early);
         settle();
     }

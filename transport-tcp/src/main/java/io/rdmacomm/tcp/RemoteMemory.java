@@ -7,6 +7,7 @@ import io.rdmacomm.api.RegionDescriptor;
 import io.rdmacomm.api.RegisteredMemory;
 import io.rdmacomm.api.RemoteAccessException;
 import io.rdmacomm.api.Units;
+import io.rdmacomm.api.support.FieldHandles;
 import io.rdmacomm.api.support.Waiter;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -45,15 +46,7 @@ final class RemoteMemory {
     /** {@link #failure} of a connection closed by this side: each caller is thrown a fresh exception of its own. */
     private static final IOException CLOSED = new AsynchronousCloseException();
     /** {@link #failure}, set once: the first failure is the one every later caller is told. */
-    private static final VarHandle FAILURE;
-
-    static {
-        try {
-            FAILURE = MethodHandles.lookup().findVarHandle(RemoteMemory.class, "failure", IOException.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle FAILURE = FieldHandles.of(MethodHandles.lookup(), "failure", IOException.class);
 
     /**
      * @param spinNanos how long a thread waiting for an answer spins before it parks (the connection's busy polling)

@@ -70,17 +70,19 @@ public final class TcpCommunicator extends AbstractCommunicator<TcpConnection> {
         return dialWith(null);
     }
 
+    /** Plain TCP without a shared secret, for 1 to {@link Dialer#EARLY_DATA_MAX} bytes. */
+    @Override
+    protected boolean sendsWithHandshake(ByteBuffer first) {
+        return Dialer.sendsEarly(settings, first);
+    }
+
     /**
-     * Plain TCP without a shared secret sends a {@code first} of at most {@link Dialer#EARLY_DATA_MAX} bytes as a
-     * DATA frame in the same write as the handshake; the server's handshake reads exactly the hello, so the frame
-     * waits in its socket for the connection's reader. Otherwise as the default: dial, then write.
+     * Sends {@code first} as a DATA frame in the same write as the handshake; the server's handshake reads exactly
+     * the hello, so the frame waits in its socket for the connection's reader.
      */
     @Override
     protected TcpConnection dial(ByteBuffer first) throws IOException {
-        if (settings.tls() != null || settings.secret() != null || first.remaining() > Dialer.EARLY_DATA_MAX) {
-            return super.dial(first);
-        }
-        TcpConnection dialed = dialWith(first.hasRemaining() ? first.duplicate() : null);
+        TcpConnection dialed = dialWith(first.duplicate());
         first.position(first.limit());
         return dialed;
     }

@@ -136,25 +136,21 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
     protected abstract L dial() throws IOException;
 
     /**
-     * {@link #dial()} for {@link #connect(ByteBuffer)}: connects and completes the handshake with {@code first}
-     * written as the stream's first bytes. This default dials, then writes; a transport that can sends
-     * {@code first} with its handshake instead, and returns only once the server accepted the handshake.
+     * Whether this transport sends {@code first} with its handshake ({@link #dial(ByteBuffer)}). When it does not
+     * (the default), {@link #connect(ByteBuffer)} is {@link Communicator#connect(ByteBuffer)}'s: connect, then
+     * write.
+     */
+    protected boolean sendsWithHandshake(ByteBuffer first) {
+        return false;
+    }
+
+    /**
+     * {@link #dial()} for a {@code first} that {@link #sendsWithHandshake} accepted: connects and completes the
+     * handshake with {@code first} sent along as the stream's first bytes, returns only once the server accepted
+     * the handshake, and leaves {@code first}'s position at its limit.
      */
     protected L dial(ByteBuffer first) throws IOException {
-        L dialed = dial();
-        try {
-            dialed.write(first);
-        } catch (ClosedChannelException closedHere) {
-            dialed.close(); // a concurrent close of this communicator: connect reports it
-            throw closedHere;
-        } catch (IOException failedAfterTheHandshake) {
-            // the connection failed once connected: the next sync or write reports it, and a read still takes
-            // what the peer sent before it went (Communicator#connect(ByteBuffer))
-        } catch (RuntimeException e) {
-            dialed.close();
-            throw e;
-        }
-        return dialed;
+        throw new UnsupportedOperationException(getClass().getName() + " sends no bytes with its handshake");
     }
 
     /** Releases what {@link #listen()} started (listener, threads); called once, by {@link #close()}. */
@@ -221,7 +217,11 @@ public abstract class AbstractCommunicator<L extends AbstractCommunicator.Link> 
 
     @Override
     public final void connect(ByteBuffer first) throws IOException {
-        connect0(Objects.requireNonNull(first, "first"));
+        if (sendsWithHandshake(Objects.requireNonNull(first, "first"))) {
+            connect0(first);
+        } else {
+            Communicator.super.connect(first);
+        }
     }
 
     private void connect0(ByteBuffer first) throws IOException {
