@@ -127,7 +127,18 @@ final class Connection implements ChannelHandler, AbstractCommunicator.Link {
             throw new CommunicatorException("handshake with " + peerName() + " at " + state.endpoint + " failed: "
                     + state.failure().getMessage(), state.failure());
         }
-        sender.setUp(agreedRing(HelloMessage.ring(peerHello, peerName() + " (" + state.endpoint + ")")));
+        RegionDescriptor ring = agreedRing(HelloMessage.ring(peerHello, peerName() + " (" + state.endpoint + ")"));
+        try {
+            sender.setUp(ring);
+        } catch (HandshakeException e) {
+            throw e;
+        } catch (IOException e) {
+            // e.g. UCX on shared memory failing to attach the segment of a ring the server freed as it closed the
+            // connection: UCX's status ("Shared memory error") would leave the user guessing
+            throw new CommunicatorException("handshake with " + peerName() + " at " + state.endpoint
+                    + " failed: the receive ring its HELLO named is out of reach (the server freed it if it closed"
+                    + " the connection during the handshake or ended): " + e.getMessage(), e);
+        }
         established();
     }
 

@@ -271,6 +271,37 @@ class EngineTest {
     }
 
     @Test
+    void aServerRingOutOfReachIsReportedAsSuchAndTheServerServesTheNextClient() throws Exception {
+        server = new RdmaCommunicator(Endpoint.parse("rdma://127.0.0.1:0"), provider);
+        server.serve();
+        provider.refuseClientUnpacks = "Shared memory error (test)";
+        try (RdmaCommunicator failing = new RdmaCommunicator(server.endpoint(), provider)) {
+            IOException e = assertThrows(IOException.class, failing::connect);
+            String m = e.getMessage();
+            assertTrue(m.startsWith("handshake with ") && m.contains(server.endpoint().toString()), m);
+            assertTrue(m.contains("receive ring its HELLO named is out of reach")
+                    && m.contains("closed the connection during the handshake")
+                    && m.endsWith("Shared memory error (test)"), m);
+        }
+        provider.refuseClientUnpacks = null;
+        client = new RdmaCommunicator(server.endpoint(), provider);
+        client.connect();
+        client.write(ByteBuffer.wrap(new byte[] {42}));
+        client.sync();
+        // the failed client's connection may come first (and end at once): the next is the one that writes
+        ByteBuffer one = ByteBuffer.allocate(1);
+        for (int tries = 0; one.hasRemaining() && tries < 2; tries++) {
+            accepted = (RdmaCommunicator) server.accept();
+            try {
+                accepted.read(one);
+            } catch (IOException ended) {
+                accepted.close();
+            }
+        }
+        assertEquals(42, one.get(0));
+    }
+
+    @Test
     void clientRejectsAServerSpeakingSomethingElse() throws Exception {
         try (ServerSocketChannel fake = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
             client = new RdmaCommunicator(Endpoint.parse("rdma://127.0.0.1:" + fake.socket().getLocalPort()),

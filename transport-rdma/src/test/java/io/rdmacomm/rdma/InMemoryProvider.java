@@ -57,6 +57,11 @@ class InMemoryProvider implements RdmaProvider {
      * as ucx-ffm does on shared memory; set before connecting.
      */
     volatile boolean mapRings;
+    /**
+     * Non-null: clients' channels fail every {@code unpack} with this message, as UCX does for a peer's ring whose
+     * shared memory segment is gone.
+     */
+    volatile String refuseClientUnpacks;
     /** Control words of the rings allocated with {@link #mapRings}, by the ring's base address. */
     final Map<Long, ByteBuffer> controls = new ConcurrentHashMap<>();
 
@@ -262,7 +267,11 @@ class InMemoryProvider implements RdmaProvider {
         }
 
         @Override
-        public RemoteRegion unpack(RegionDescriptor descriptor) {
+        public RemoteRegion unpack(RegionDescriptor descriptor) throws IOException {
+            String refusal = refuseClientUnpacks;
+            if (refusal != null && name.startsWith("client")) {
+                throw new CommunicatorException(refusal);
+            }
             return new RemoteRegion() {
                 @Override
                 public RegionDescriptor descriptor() {
