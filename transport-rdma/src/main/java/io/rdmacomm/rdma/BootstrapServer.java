@@ -74,6 +74,12 @@ final class BootstrapServer {
     private final RateLimitedLog peerLog = new RateLimitedLog(LOG);
     private final RateLimitedLog loopLog = new RateLimitedLog(LOG);
     private final Thread thread;
+    /**
+     * The provider's node for the bound interface, made as the server starts and held until it closes (null for a
+     * wildcard bind, whose interface each connection names): the first client does not wait for the provider's
+     * context and worker to be made, and the node outlives idle spells instead of being made again after each.
+     */
+    private RdmaNode standing;
     private final List<PendingPeer> channels = new ArrayList<>();
     private volatile boolean open = true;
     /** Peers dropped for a newcomer or for a descriptor, while the slots were full (for tests and statistics). */
@@ -130,8 +136,27 @@ final class BootstrapServer {
                     + " (ulimit -n)", endpoint, maxHandshakes, requested, limit);
         }
         BootstrapServer b = new BootstrapServer(endpoint, provider, s, sel, key, secret, maxHandshakes);
+        b.standing = standingNode(endpoint, provider, (InetSocketAddress) s.getLocalAddress());
         b.thread.start();
         return b;
+    }
+
+    /**
+     * The node connections on {@code bound} will use, made now; null for a wildcard address, or if the provider
+     * cannot make it (each connection then tries, and fails with the cause, as it would have without this).
+     */
+    private static RdmaNode standingNode(Endpoint endpoint, RdmaProvider provider, InetSocketAddress bound) {
+        if (bound.getAddress().isAnyLocalAddress()) {
+            return null;
+        }
+        try {
+            return provider.node(bound.getAddress(), RdmaChannel.Role.PASSIVE,
+                    RdmaCommunicator.trustsPeers(endpoint));
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("{}: the {} provider's node could not be made at start; each connection will try: {}", endpoint,
+                    provider.name(), e.toString());
+            return null;
+        }
     }
 
     /**
@@ -453,6 +478,10 @@ final class BootstrapServer {
         }
         for (Connection r; (r = ready.poll()) != null;) {
             r.close();
+        }
+        if (standing != null) {
+            standing.close();
+            standing = null;
         }
     }
 }

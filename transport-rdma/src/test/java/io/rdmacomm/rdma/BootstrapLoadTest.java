@@ -58,7 +58,10 @@ class BootstrapLoadTest {
         assertEquals(3, b.get(2));
     }
 
-    /** The in-memory provider, but the server's node fails for the first throwables given. */
+    /**
+     * The in-memory provider, but the server's node fails for the first throwables given (a null: that call
+     * succeeds). The first call is the server's standing node, made as it starts.
+     */
     private RdmaProvider failingFirst(Throwable... failures) {
         AtomicInteger calls = new AtomicInteger();
         return new RdmaProvider() {
@@ -75,7 +78,7 @@ class BootstrapLoadTest {
             @Override
             public RdmaNode node(InetAddress localInterface, RdmaChannel.Role side) throws IOException {
                 int i = calls.getAndIncrement();
-                if (side == RdmaChannel.Role.PASSIVE && i < failures.length) {
+                if (side == RdmaChannel.Role.PASSIVE && i < failures.length && failures[i] != null) {
                     Throwable t = failures[i];
                     if (t instanceof IOException e) {
                         throw e;
@@ -92,7 +95,7 @@ class BootstrapLoadTest {
 
     @Test
     void aPeerWhoseSetUpThrowsEvenAnErrorIsDroppedAloneAndTheServerServesOn() throws Exception {
-        serve(failingFirst(new IOException("injected: node"), new IllegalStateException("injected: node"),
+        serve(failingFirst(null, new IOException("injected: node"), new IllegalStateException("injected: node"),
                 new OutOfMemoryError("injected: node")), "?acceptTimeout=20s");
         for (int i = 0; i < 3; i++) {
             RdmaCommunicator client = new RdmaCommunicator(server.endpoint(), provider);
@@ -100,7 +103,26 @@ class BootstrapLoadTest {
             assertThrows(IOException.class, client::connect, "client " + i + " of a server whose node failed");
         }
         connectAndExchange();
-        assertEquals(2, provider.nodeUsers.get(), "only the live connection's two sides hold the node");
+        assertEquals(3, provider.nodeUsers.get(),
+                "only the live connection's two sides and the server's standing node hold the node");
+    }
+
+    @Test
+    void aServerWhoseNodeFailsAtStartServesAndItsNodeGoesWithIt() throws Exception {
+        serve(failingFirst(new IOException("injected: node at start")), "?acceptTimeout=20s");
+        connectAndExchange();
+        assertEquals(2, provider.nodeUsers.get(), "no standing node: the live connection's two sides");
+        closeAll();
+        open.clear();
+        assertEquals(0, provider.nodeUsers.get(), "every node released");
+
+        serve(provider, "?acceptTimeout=20s");
+        assertEquals(1, provider.nodeUsers.get(), "the server's standing node, made as it started");
+        connectAndExchange();
+        assertEquals(3, provider.nodeUsers.get(), "the connection's two sides and the standing node");
+        closeAll();
+        open.clear();
+        assertEquals(0, provider.nodeUsers.get(), "closing the server released its standing node");
     }
 
     @Test

@@ -64,7 +64,8 @@ class BootstrapTest {
         HostileInputs.sendEach(new InetSocketAddress("127.0.0.1", server.endpoint().port()),
                 HostileInputs.crafted(HostileInputs.RDMA_BOOTSTRAP_HEADER), Duration.ofSeconds(10));
         connectAndExchange("");
-        assertEquals(2, provider.nodeUsers.get(), "only the live connection's two sides hold the node");
+        assertEquals(3, provider.nodeUsers.get(),
+                "only the live connection's two sides and the server's standing node hold the node");
     }
 
     @Test
