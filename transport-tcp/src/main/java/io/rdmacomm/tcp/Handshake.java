@@ -192,6 +192,7 @@ final class Handshake {
         final TlsSession tls;
         private boolean tlsDone;
         private ByteBuffer in = ByteBuffer.allocate(LENGTH);
+        private boolean heard;
         private long peerHeartbeat;
         private MutualAuthentication.Server auth;
 
@@ -223,6 +224,11 @@ final class Handshake {
          * @return whether the peer is accepted (and answered); false while bytes are missing
          * @throws IOException if the peer is refused (it was answered where it spoke our protocol) or went away
          */
+        /** Whether the peer sent anything yet: it is talking, not silent. */
+        boolean heard() {
+            return heard;
+        }
+
         boolean advance(SelectionKey key) throws IOException {
             SocketChannel c = (SocketChannel) key.channel();
             if (tls != null && !tlsDone) {
@@ -231,6 +237,8 @@ final class Handshake {
                     wait = tls.handshake(c);
                 } catch (SSLException e) {
                     throw tlsRefused(c, e);
+                } finally {
+                    heard |= tls.bytesRead() > 0;
                 }
                 if (wait != 0) {
                     key.interestOps(wait);
@@ -240,6 +248,7 @@ final class Handshake {
                 key.interestOps(SelectionKey.OP_READ);
             }
             int n = tls == null ? c.read(in) : tls.read(c, in);
+            heard |= n > 0;
             int have = in.position();
             if (tls == null && auth == null && have > 0 && in.get(0) == TLS_HANDSHAKE_RECORD) {
                 send(c, encode(STATUS_NO_TLS));

@@ -266,6 +266,9 @@ final class TcpServer implements AutoCloseable {
                 pending.completed(key);
                 done.add(new Accepted((SocketChannel) key.channel(), p.handshake().tls,
                         p.handshake().peerHeartbeat()));
+            } else if (p.handshake().heard()) {
+                // also what the attempt on admission read (no readiness reported for it)
+                pending.heard(key);
             }
         } catch (Exception | Error e) {
             peerLog.warn("{}: rejected peer {}: {}", endpoint, p.handshake().peer,
@@ -346,16 +349,21 @@ final class TcpServer implements AutoCloseable {
 
     /** Takes waiting peers off the listen queue into handshake, as far as the limits allow. */
     private void acceptAll() throws IOException {
-        for (int n = 0; n < ACCEPT_BATCH && !closed && ready.size() < READY_MAX; n++) {
-            long now = System.nanoTime();
-            if (!roomForHandshake(now)) {
-                return;
+        try {
+            for (int n = 0; n < ACCEPT_BATCH && !closed && ready.size() < READY_MAX; n++) {
+                long now = System.nanoTime();
+                if (!roomForHandshake(now)) {
+                    return;
+                }
+                SocketChannel c = guard.accept(acceptFrom);
+                if (c == null) {
+                    return;
+                }
+                admit(c, now);
             }
-            SocketChannel c = guard.accept(acceptFrom);
-            if (c == null) {
-                return;
-            }
-            admit(c, now);
+        } finally {
+            // the peers whose handshakes ended on admission
+            handOverDone();
         }
     }
 
@@ -382,7 +390,12 @@ final class TcpServer implements AutoCloseable {
             TlsSession tls = settings.tls() == null ? null : settings.tls().serverSession(peer);
             Handshake.Accepting hs = new Handshake.Accepting(now + timeout, peer, settings.secret(), tls,
                     settings.heartbeatBits());
-            pending.add(c.register(selector, SelectionKey.OP_READ, new PendingHandshakes.Pending(hs, now)));
+            SelectionKey key = c.register(selector, SelectionKey.OP_READ, new PendingHandshakes.Pending(hs, now));
+            pending.add(key);
+            // a client sends its hello as its connect returns, so under load it has arrived by now: read it at
+            // once, and a handshake that ends here never has the selector watch its socket (no epoll_ctl to add
+            // it and to remove it, no wake-up); one read that finds nothing otherwise
+            advance(key);
         } catch (Exception | Error e) {
             peerLog.warn("{}: dropped peer {}: {}", endpoint, peer, e.toString());
             SelectionKey key = c.keyFor(selector);

@@ -45,6 +45,7 @@ final class TlsSession {
     private ByteBuffer netOut;
     /** Whether the last read from the socket filled {@link #netIn}: more was waiting, so the next read takes more. */
     private boolean netInFilled;
+    private long bytesRead;
     private boolean handshakeDone;
     private boolean inboundDone;
     /** Whether the buffers are direct, as the engine prefers ({@link TlsConfig.Engines#directBuffers()}). */
@@ -76,6 +77,11 @@ final class TlsSession {
 
     ReentrantLock output() {
         return output;
+    }
+
+    /** Bytes read from the peer's socket so far. */
+    long bytesRead() {
+        return bytesRead;
     }
 
     /** What arrived from the peer and was not unwrapped yet (for messages about a peer that does not speak TLS). */
@@ -336,6 +342,9 @@ final class TlsSession {
         try {
             int n = c.read(netIn);
             netInFilled = !netIn.hasRemaining();
+            if (n > 0) {
+                bytesRead += n;
+            }
             return n;
         } finally {
             netIn.flip();
