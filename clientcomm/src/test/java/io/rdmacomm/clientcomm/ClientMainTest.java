@@ -95,6 +95,10 @@ class ClientMainTest {
         assertEquals(1, lines.size(), out.toString());
         assertTrue(lines.get(0).matches("echo: 7 messages of 102400 bytes, 716800 bytes each way in [0-9.]+ s,"
                 + " [0-9.]+ MB/s, all verified"), lines.get(0));
+        // messages smaller than the generation chunk, generated in a chunk of their own size on both sides
+        out.getBuffer().setLength(0);
+        assertEquals(0, run("--endpoint", endpoint, "echo", "--size", "8", "--count", "500"));
+        assertTrue(out.toString().startsWith("echo: 500 messages of 8 bytes, 4000 bytes each way in "), out.toString());
     }
 
     @Test
