@@ -16,6 +16,9 @@ import java.util.concurrent.TimeUnit;
  * their data path: shared by both so that they choose alike.
  */
 public final class UcxTransports {
+    /** The configuration key that switches tcp's put off ({@link #contextConfig(String, boolean)}). */
+    public static final String TCP_PUT_OFF_KEY = "PUT_ENABLE";
+
     private UcxTransports() {
     }
 
@@ -44,10 +47,12 @@ public final class UcxTransports {
     /**
      * The UCP configuration a node's context is created with ({@code ucp_config_modify}, per context, never the
      * process's environment): {@code NET_DEVICES} unless {@code netDevices} is null, and where one-sided access is
-     * withheld {@code TCP_PUT_ENABLE=n}. Without RMA a context already advertises no put in its worker address;
-     * this keeps tcp's put out of it even where another setting (UCX_RNDV_SCHEME=put_zcopy) would request it, since
-     * UCX 1.13's tcp transport writes an incoming put wherever its header points ({@code uct_tcp_ep_handle_put_req},
-     * no key check).
+     * withheld {@code PUT_ENABLE=n}, tcp's put switched off: UCX 1.13's tcp transport writes an incoming put wherever
+     * its header points ({@code uct_tcp_ep_handle_put_req}, no key check), and a context without RMA still has an
+     * rma_bw lane over tcp. The key is the transport's own field name: {@code ucp_config_modify} hands keys it does
+     * not know to every transport's configuration by that name (the environment's {@code UCX_TCP_} prefix is no part
+     * of it), accepts any key, and a key no transport took is ignored with a warning when a worker is created
+     * ({@code TCP_PUT_ENABLE}, used here before, was ignored so).
      */
     public static Map<String, String> contextConfig(String netDevices) {
         return contextConfig(netDevices, oneSidedWithheld());
@@ -63,7 +68,7 @@ public final class UcxTransports {
             config.put("NET_DEVICES", netDevices);
         }
         if (withheld) {
-            config.put("TCP_PUT_ENABLE", "n");
+            config.put(TCP_PUT_OFF_KEY, "n");
         }
         return config;
     }

@@ -36,7 +36,7 @@ import org.openucx.jucx.ucp.UcpWorkerParams;
 /**
  * A peer that brings its own UCX with RMA (not the engine, not the provider) and puts into and gets from the
  * server's memory with a key it made itself, over UCX_TLS=tcp: the server's node advertises no tcp put
- * (TCP_PUT_ENABLE=n), so UCP emulates put and get with its PUT and GET_REQ active messages, whose handlers the
+ * (PUT_ENABLE=n), so UCP emulates put and get with its PUT and GET_REQ active messages, whose handlers the
  * server's context (no UCP_FEATURE_RMA) does not install. Not one byte changes and none is read. (On shared memory
  * such a peer reaches the server through cma, i.e. the kernel's process_vm_writev, which no UCX setting of the
  * server can refuse: see docs/security.md.)
