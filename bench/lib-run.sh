@@ -74,21 +74,21 @@ rss_into() {
     local key value rest
     printf -v "$1" '%d' 0
     { while read -r key value rest; do
-        if [[ "$key" == VmRSS: ]]; then printf -v "$1" '%d' "$value"; return; fi
-    done < "/proc/$2/status"; } 2>/dev/null
+        if [[ "$key" == VmRSS: ]]; then printf -v "$1" '%d' "$value"; return 0; fi
+    done < "/proc/$2/status"; } 2>/dev/null || true   # ended (no status file): 0, and no error under set -e
 }
 # file_has FILE TEXT: whether a line of FILE contains TEXT (false if FILE is missing).
 file_has() {
     local line
     { while IFS= read -r line || [[ -n "$line" ]]; do
         [[ "$line" == *"$2"* ]] && return 0
-    done < "$1"; } 2>/dev/null
+    done < "$1"; } 2>/dev/null || true
     return 1
 }
 # pause SECONDS: sleep in the shell itself (read with a timeout on a FIFO nobody writes to).
 pause() {
     if [[ -z "${PAUSE_FD:-}" ]]; then
-        # one FIFO per shell: a sampler in the background has its own
+        # the first call in a shell makes the FIFO; a subshell started after it shares it (nobody writes to it)
         mkfifo "$WORK/pause.$BASHPID"
         exec {PAUSE_FD}<> "$WORK/pause.$BASHPID"
     fi

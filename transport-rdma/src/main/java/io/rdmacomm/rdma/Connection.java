@@ -130,14 +130,12 @@ final class Connection implements ChannelHandler, AbstractCommunicator.Link {
         RegionDescriptor ring = agreedRing(HelloMessage.ring(peerHello, peerName() + " (" + state.endpoint + ")"));
         try {
             sender.setUp(ring);
-        } catch (HandshakeException e) {
-            throw e;
-        } catch (IOException e) {
+        } catch (Sender.PeerRingUnreachable e) {
             // e.g. UCX on shared memory failing to attach the segment of a ring the server freed as it closed the
             // connection: UCX's status ("Shared memory error") would leave the user guessing
             throw new CommunicatorException("handshake with " + peerName() + " at " + state.endpoint
                     + " failed: the receive ring its HELLO named is out of reach (the server freed it if it closed"
-                    + " the connection during the handshake or ended): " + e.getMessage(), e);
+                    + " the connection during the handshake or ended): " + e.getCause().getMessage(), e);
         }
         established();
     }

@@ -124,7 +124,11 @@ final class Sender {
         }
         peerRingSize = (int) ring.length();
         RdmaChannel ch = state.channel();
-        peerRing = ch.unpack(ring);
+        try {
+            peerRing = ch.unpack(ring);
+        } catch (IOException e) {
+            throw new PeerRingUnreachable(e);
+        }
         MappedRing mapped = ch.mapRemote(peerRing);
         if (mapped != null && mapped.ring().capacity() == peerRingSize) {
             // the peer's ring itself, in shared memory: "staging" a byte places it, a flush only notifies
@@ -145,6 +149,18 @@ final class Sender {
         directRing = !mappedRing && ch.writesAreOneSided();
         inlineMax = Math.max(0, Math.min(INLINE_MAX, ch.maxMessageSize() - DataMessage.HEADER_LENGTH));
         txScratch = ByteBuffer.allocate(DataMessage.HEADER_LENGTH + inlineMax);
+    }
+
+    /**
+     * The provider could not unpack the peer's ring (e.g. UCX on shared memory attaching the segment of a ring the
+     * peer freed as it closed): told apart from this side's own failures in setting up.
+     */
+    static final class PeerRingUnreachable extends CommunicatorException {
+        private static final long serialVersionUID = 1L;
+
+        PeerRingUnreachable(IOException cause) {
+            super("the peer's receive ring is out of reach: " + cause.getMessage(), cause);
+        }
     }
 
     /** Whether this side writes into the peer's ring mapped into this process (shared memory on one host). */

@@ -217,6 +217,11 @@ final class Handshake {
             return peerHeartbeat;
         }
 
+        /** Whether the peer sent anything yet: it is talking, not silent. */
+        boolean heard() {
+            return heard;
+        }
+
         /**
          * Reads what the peer sent; once the handshake (and authentication) is complete, answers it. With TLS, the
          * TLS handshake goes first, and the key's interest follows what it waits for.
@@ -224,10 +229,6 @@ final class Handshake {
          * @return whether the peer is accepted (and answered); false while bytes are missing
          * @throws IOException if the peer is refused (it was answered where it spoke our protocol) or went away
          */
-        /** Whether the peer sent anything yet: it is talking, not silent. */
-        boolean heard() {
-            return heard;
-        }
 
         boolean advance(SelectionKey key) throws IOException {
             SocketChannel c = (SocketChannel) key.channel();

@@ -350,7 +350,7 @@ final class TcpServer implements AutoCloseable {
     /** Takes waiting peers off the listen queue into handshake, as far as the limits allow. */
     private void acceptAll() throws IOException {
         try {
-            for (int n = 0; n < ACCEPT_BATCH && !closed && ready.size() < READY_MAX; n++) {
+            for (int n = 0; n < ACCEPT_BATCH && !closed && ready.size() + done.size() < READY_MAX; n++) {
                 long now = System.nanoTime();
                 if (!roomForHandshake(now)) {
                     return;

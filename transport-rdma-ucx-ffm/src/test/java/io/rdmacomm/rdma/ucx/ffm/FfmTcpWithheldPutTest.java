@@ -31,7 +31,8 @@ class FfmTcpWithheldPutTest {
                 UcpWorker a = context.newWorker(UcpWorker.ThreadMode.MULTI);
                 UcpWorker b = context.newWorker(UcpWorker.ThreadMode.MULTI)) {
             // without peer error handling, as a peer that brings its own UCX may connect (error handling keeps
-            // rma lanes off tcp anyway, so only such an endpoint shows what b's address offers); closed with a
+            // rma lanes off tcp anyway, so only such an endpoint shows what b's address offers); it is closed with
+            // worker a
             return a.connect(b.address(), UcpEndpoint.ErrorMode.NONE, null).describe();
         }
     }
