@@ -30,38 +30,48 @@ final class NativeData {
 
   private static final FunctionDescriptor AM_SEND_FD = ptr(L, I, L, L, L, L, L);
   private static final MethodHandle AM_SEND_NBX = ucp("ucp_am_send_nbx", AM_SEND_FD);
-  private static final MethodHandle AM_SEND_NBX_C = ucp("ucp_am_send_nbx", AM_SEND_FD, CRITICAL);
   private static final FunctionDescriptor AM_RECV_DATA_FD = ptr(L, L, L, L, L);
   private static final MethodHandle AM_RECV_DATA_NBX = ucp("ucp_am_recv_data_nbx", AM_RECV_DATA_FD);
-  private static final MethodHandle AM_RECV_DATA_NBX_C =
-      ucp("ucp_am_recv_data_nbx", AM_RECV_DATA_FD, CRITICAL);
   private static final MethodHandle AM_DATA_RELEASE = ucp("ucp_am_data_release", none(L, L));
-  private static final MethodHandle AM_DATA_RELEASE_C = ucp("ucp_am_data_release", none(L, L), CRITICAL);
   private static final FunctionDescriptor TAG_SEND_FD = ptr(L, L, L, L, L);
   private static final MethodHandle TAG_SEND_NBX = ucp("ucp_tag_send_nbx", TAG_SEND_FD);
-  private static final MethodHandle TAG_SEND_NBX_C = ucp("ucp_tag_send_nbx", TAG_SEND_FD, CRITICAL);
   private static final FunctionDescriptor TAG_RECV_FD = ptr(L, L, L, L, L, L);
   private static final MethodHandle TAG_RECV_NBX = ucp("ucp_tag_recv_nbx", TAG_RECV_FD);
-  private static final MethodHandle TAG_RECV_NBX_C = ucp("ucp_tag_recv_nbx", TAG_RECV_FD, CRITICAL);
   private static final FunctionDescriptor RMA_FD = ptr(L, L, L, L, L, L);
   private static final MethodHandle PUT_NBX = ucp("ucp_put_nbx", RMA_FD);
-  private static final MethodHandle PUT_NBX_C = ucp("ucp_put_nbx", RMA_FD, CRITICAL);
   private static final MethodHandle GET_NBX = ucp("ucp_get_nbx", RMA_FD);
-  private static final MethodHandle GET_NBX_C = ucp("ucp_get_nbx", RMA_FD, CRITICAL);
   private static final MethodHandle REQUEST_CHECK_STATUS = ucp("ucp_request_check_status", status(L));
-  private static final MethodHandle REQUEST_CHECK_STATUS_C =
-      ucp("ucp_request_check_status", status(L), CRITICAL);
   private static final MethodHandle TAG_RECV_REQUEST_TEST = ucp("ucp_tag_recv_request_test", status(L, L));
-  private static final MethodHandle TAG_RECV_REQUEST_TEST_C =
-      ucp("ucp_tag_recv_request_test", status(L, L), CRITICAL);
   private static final MethodHandle REQUEST_FREE = ucp("ucp_request_free", none(L));
-  private static final MethodHandle REQUEST_FREE_C = ucp("ucp_request_free", none(L), CRITICAL);
+
+  /**
+   * The {@code critical} handles, made on first use: only a worker in {@code SINGLE} mode calls them, and the
+   * rdma:// provider's workers are {@code MULTI}, so a process of it never pays for their stubs (a handle of a new
+   * shape or option generates one as it is made).
+   */
+  private static final class Critical {
+    private Critical() {}
+
+    static final MethodHandle AM_SEND_NBX = ucp("ucp_am_send_nbx", AM_SEND_FD, CRITICAL);
+    static final MethodHandle AM_RECV_DATA_NBX =
+        ucp("ucp_am_recv_data_nbx", AM_RECV_DATA_FD, CRITICAL);
+    static final MethodHandle AM_DATA_RELEASE = ucp("ucp_am_data_release", none(L, L), CRITICAL);
+    static final MethodHandle TAG_SEND_NBX = ucp("ucp_tag_send_nbx", TAG_SEND_FD, CRITICAL);
+    static final MethodHandle TAG_RECV_NBX = ucp("ucp_tag_recv_nbx", TAG_RECV_FD, CRITICAL);
+    static final MethodHandle PUT_NBX = ucp("ucp_put_nbx", RMA_FD, CRITICAL);
+    static final MethodHandle GET_NBX = ucp("ucp_get_nbx", RMA_FD, CRITICAL);
+    static final MethodHandle REQUEST_CHECK_STATUS =
+        ucp("ucp_request_check_status", status(L), CRITICAL);
+    static final MethodHandle TAG_RECV_REQUEST_TEST =
+        ucp("ucp_tag_recv_request_test", status(L, L), CRITICAL);
+    static final MethodHandle REQUEST_FREE = ucp("ucp_request_free", none(L), CRITICAL);
+  }
 
   static long amSendNbx(boolean critical, long ep, int id, long header, long headerLength, long buffer, long count,
       long param) {
     try {
       return critical
-          ? (long) AM_SEND_NBX_C.invokeExact(ep, id, header, headerLength, buffer, count, param)
+          ? (long) Critical.AM_SEND_NBX.invokeExact(ep, id, header, headerLength, buffer, count, param)
           : (long) AM_SEND_NBX.invokeExact(ep, id, header, headerLength, buffer, count, param);
     } catch (Throwable t) {
       throw Native.rethrow(t);
@@ -71,7 +81,7 @@ final class NativeData {
   static long amRecvDataNbx(boolean critical, long worker, long descriptor, long buffer, long count, long param) {
     try {
       return critical
-          ? (long) AM_RECV_DATA_NBX_C.invokeExact(worker, descriptor, buffer, count, param)
+          ? (long) Critical.AM_RECV_DATA_NBX.invokeExact(worker, descriptor, buffer, count, param)
           : (long) AM_RECV_DATA_NBX.invokeExact(worker, descriptor, buffer, count, param);
     } catch (Throwable t) {
       throw Native.rethrow(t);
@@ -81,7 +91,7 @@ final class NativeData {
   static void amDataRelease(boolean critical, long worker, long data) {
     try {
       if (critical) {
-        AM_DATA_RELEASE_C.invokeExact(worker, data);
+        Critical.AM_DATA_RELEASE.invokeExact(worker, data);
       } else {
         AM_DATA_RELEASE.invokeExact(worker, data);
       }
@@ -93,7 +103,7 @@ final class NativeData {
   static long tagSendNbx(boolean critical, long ep, long buffer, long count, long tag, long param) {
     try {
       return critical
-          ? (long) TAG_SEND_NBX_C.invokeExact(ep, buffer, count, tag, param)
+          ? (long) Critical.TAG_SEND_NBX.invokeExact(ep, buffer, count, tag, param)
           : (long) TAG_SEND_NBX.invokeExact(ep, buffer, count, tag, param);
     } catch (Throwable t) {
       throw Native.rethrow(t);
@@ -103,7 +113,7 @@ final class NativeData {
   static long tagRecvNbx(boolean critical, long worker, long buffer, long count, long tag, long mask, long param) {
     try {
       return critical
-          ? (long) TAG_RECV_NBX_C.invokeExact(worker, buffer, count, tag, mask, param)
+          ? (long) Critical.TAG_RECV_NBX.invokeExact(worker, buffer, count, tag, mask, param)
           : (long) TAG_RECV_NBX.invokeExact(worker, buffer, count, tag, mask, param);
     } catch (Throwable t) {
       throw Native.rethrow(t);
@@ -113,7 +123,7 @@ final class NativeData {
   static long putNbx(boolean critical, long ep, long buffer, long count, long remoteAddress, long rkey, long param) {
     try {
       return critical
-          ? (long) PUT_NBX_C.invokeExact(ep, buffer, count, remoteAddress, rkey, param)
+          ? (long) Critical.PUT_NBX.invokeExact(ep, buffer, count, remoteAddress, rkey, param)
           : (long) PUT_NBX.invokeExact(ep, buffer, count, remoteAddress, rkey, param);
     } catch (Throwable t) {
       throw Native.rethrow(t);
@@ -123,7 +133,7 @@ final class NativeData {
   static long getNbx(boolean critical, long ep, long buffer, long count, long remoteAddress, long rkey, long param) {
     try {
       return critical
-          ? (long) GET_NBX_C.invokeExact(ep, buffer, count, remoteAddress, rkey, param)
+          ? (long) Critical.GET_NBX.invokeExact(ep, buffer, count, remoteAddress, rkey, param)
           : (long) GET_NBX.invokeExact(ep, buffer, count, remoteAddress, rkey, param);
     } catch (Throwable t) {
       throw Native.rethrow(t);
@@ -133,7 +143,7 @@ final class NativeData {
   static int requestCheckStatus(boolean critical, long request) {
     try {
       return critical
-          ? (byte) REQUEST_CHECK_STATUS_C.invokeExact(request)
+          ? (byte) Critical.REQUEST_CHECK_STATUS.invokeExact(request)
           : (byte) REQUEST_CHECK_STATUS.invokeExact(request);
     } catch (Throwable t) {
       throw Native.rethrow(t);
@@ -143,7 +153,7 @@ final class NativeData {
   static int tagRecvRequestTest(boolean critical, long request, long info) {
     try {
       return critical
-          ? (byte) TAG_RECV_REQUEST_TEST_C.invokeExact(request, info)
+          ? (byte) Critical.TAG_RECV_REQUEST_TEST.invokeExact(request, info)
           : (byte) TAG_RECV_REQUEST_TEST.invokeExact(request, info);
     } catch (Throwable t) {
       throw Native.rethrow(t);
@@ -153,7 +163,7 @@ final class NativeData {
   static void requestFree(boolean critical, long request) {
     try {
       if (critical) {
-        REQUEST_FREE_C.invokeExact(request);
+        Critical.REQUEST_FREE.invokeExact(request);
       } else {
         REQUEST_FREE.invokeExact(request);
       }
