@@ -56,8 +56,6 @@ start_servercomm() {
     SERVER_PROVIDER="$(sed -n 's/.*provider=[a-z-]* runs on \([a-z-]*\).*/\1/p' "$WORK/server.err" | head -1)"
 }
 
-server_threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
-
 # Samplers for loops that run while a timed phase does: they set a variable instead of printing, and fork nothing
 # (an ls | wc and an awk per sample, every 0.2 s, took about a tenth of the machine's CPU while the clients connected).
 # count_into VAR DIR: the entries of DIR, 0 if it is gone (a process that ended).
@@ -94,8 +92,10 @@ pause() {
     fi
     read -r -t "$1" -u "$PAUSE_FD" _ || true
 }
-server_fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
-server_rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+# The same figures printed, for one-off reads: threads, descriptors and resident KiB of PID (0 once it has ended).
+server_threads() { local n; count_into n "/proc/$1/task"; echo "$n"; }
+server_fds() { local n; count_into n "/proc/$1/fd"; echo "$n"; }
+server_rss_kib() { local n; rss_into n "$1"; echo "$n"; }
 # CPU time of a process (user + system, all threads), in milliseconds; 0 when it has ended
 process_cpu_ms() {
     awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' "/proc/$1/stat" 2>/dev/null || echo 0

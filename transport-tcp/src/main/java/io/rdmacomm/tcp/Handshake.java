@@ -229,7 +229,6 @@ final class Handshake {
          * @return whether the peer is accepted (and answered); false while bytes are missing
          * @throws IOException if the peer is refused (it was answered where it spoke our protocol) or went away
          */
-
         boolean advance(SelectionKey key) throws IOException {
             SocketChannel c = (SocketChannel) key.channel();
             if (tls != null && !tlsDone) {

@@ -259,15 +259,12 @@ final class TcpServer implements AutoCloseable {
     private void advance(SelectionKey key) {
         PendingHandshakes.Pending p = (PendingHandshakes.Pending) key.attachment();
         try {
-            if (key.isReadable()) {
-                pending.heard(key);
-            }
             if (p.handshake().advance(key)) {
                 pending.completed(key);
                 done.add(new Accepted((SocketChannel) key.channel(), p.handshake().tls,
                         p.handshake().peerHeartbeat()));
             } else if (p.handshake().heard()) {
-                // also what the attempt on admission read (no readiness reported for it)
+                // the peer has sent bytes (on this readiness or on the attempt at admission): it is not silent
                 pending.heard(key);
             }
         } catch (Exception | Error e) {
