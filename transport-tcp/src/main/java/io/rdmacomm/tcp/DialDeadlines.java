@@ -14,13 +14,18 @@ import java.util.concurrent.locks.LockSupport;
  * channel alone, where a timed wait (the JDK's, through the socket's adaptor) switches the socket to non-blocking and
  * back and polls it: four {@code fcntl} calls and a {@code poll} per wait, twice per connection. The thread sleeps
  * until the earliest deadline (at most {@link #SCAN_NANOS}), a dial with an earlier one (or one that comes while it
- * scans) wakes it, and it ends once no dial was watched for {@link #LINGER_NANOS}; the next dial starts another.
+ * scans) wakes it, and it ends once no dial was watched for {@link #LINGER_NANOS} (within two scans of the last
+ * dial); the next dial starts another.
  */
 final class DialDeadlines {
     /** The longest the thread sleeps between scans while dials are watched. */
     static final long SCAN_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    /** How long the thread waits for another dial before it ends. */
-    static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * How long the thread waits for another dial before it ends: long enough that a process dialing one connection
+     * after another keeps one thread, short enough that it does not outlive the process's last dial by much (a
+     * thread's start costs far less than a gap this long between dials).
+     */
+    static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final Object PRESENT = Boolean.TRUE;
     private static final Object LOCK = new Object();
     private static final ConcurrentHashMap<Watch, Object> WATCHED = new ConcurrentHashMap<>();

@@ -88,12 +88,16 @@ final class WaitDeadlines {
         return e;
     }
 
-    /** Removes the entry; once this returns its signal is not run any more. */
+    /** Removes the entry; once this returns its signal is not run any more. The last one's removal ends the thread. */
     static void remove(Entry e) {
         synchronized (e) {
             e.gone = true;
         }
         ENTRIES.remove(e);
+        if (ENTRIES.isEmpty()) {
+            // the thread may sleep up to IDLE_NANOS: wake it to see that nothing is left and end now
+            LockSupport.unpark(thread);
+        }
     }
 
     private static void run() {
