@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -37,6 +38,8 @@ class LivenessEndToEndTest {
 
     private final List<Process> processes = new ArrayList<>();
     private final LinkedBlockingQueue<String> serverLog = new LinkedBlockingQueue<>();
+    /** Every line servercomm wrote to stderr, for a failure's message (serverLog's are taken as they are awaited). */
+    private final List<String> serverLines = Collections.synchronizedList(new ArrayList<>());
 
     @AfterEach
     void killAll() throws InterruptedException {
@@ -56,6 +59,7 @@ class LivenessEndToEndTest {
                     StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null;) {
                     serverLog.add(line);
+                    serverLines.add(line);
                 }
             } catch (IOException e) {
                 serverLog.add("EOF " + e);
@@ -64,6 +68,13 @@ class LivenessEndToEndTest {
         pump.setDaemon(true);
         pump.start();
         return Jvms.awaitListening(server);
+    }
+
+    /** The last lines servercomm wrote to stderr. */
+    private String serverLogTail() {
+        synchronized (serverLines) {
+            return String.join("\n", serverLines.subList(Math.max(0, serverLines.size() - 40), serverLines.size()));
+        }
     }
 
     /** Waits until servercomm logs a line containing every one of {@code parts}; returns it. */
@@ -102,7 +113,8 @@ class LivenessEndToEndTest {
         String ended = awaitServerLog(DETECT_SECONDS, "failed", "(liveness)");
         assertTrue(ended.contains("sent nothing for 2s"), ended);
         Jvms.Result hello = Jvms.client(dir, "--endpoint", endpoint, "hello", "--message", "next");
-        assertEquals(0, hello.code(), "the only session slot is free again: " + hello);
+        assertEquals(0, hello.code(), () -> "the only session slot is free again: " + hello + "\nservercomm's log:\n"
+                + serverLogTail());
         assertEquals(List.of("next"), hello.out());
     }
 
