@@ -81,9 +81,10 @@ final class TcpConnection implements AbstractCommunicator.Link {
 
     /**
      * Sends the heartbeats of blocking channels, which may wait for room: threads ("rdmacomm-tcp-heartbeat",
-     * daemons) start when no idle one is left and end after a few idle seconds; usually one serves the process.
+     * daemons) start when no idle one is left and end after an idle second, so none outlives the process's last
+     * connection by much; a process whose heartbeats come less often than that starts a thread for each.
      */
-    private static final ThreadPoolExecutor HEARTBEATS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 5,
+    private static final ThreadPoolExecutor HEARTBEATS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 1,
             TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
                 Thread t = new Thread(r, "rdmacomm-tcp-heartbeat");
                 t.setDaemon(true);
