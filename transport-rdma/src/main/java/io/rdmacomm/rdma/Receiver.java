@@ -455,11 +455,29 @@ final class Receiver {
     boolean blockingPoll(long nanos, BooleanSupplier until) {
         boolean first = enterRead();
         try {
-            return !state.isClosed() && state.waitAndPoll(nanos, until);
+            // the close waits for this wait to leave (it counts as a read): the close ends it (Connection.close
+            // wakes the node's waiter after marking the connection closed)
+            return !state.isClosed() && state.waitAndPoll(nanos, closedOr(until));
         } finally {
             leaveRead(first);
         }
     }
+
+    /** {@code until}, or this connection closed: made once per caller's condition (an event loop passes the same one). */
+    private BooleanSupplier closedOr(BooleanSupplier until) {
+        ClosedOr c = closedOr;
+        if (c == null || c.until != until) {
+            c = new ClosedOr(until, () -> state.isClosed() || until.getAsBoolean());
+            closedOr = c;
+        }
+        return c.combined;
+    }
+
+    private record ClosedOr(BooleanSupplier until, BooleanSupplier combined) {
+    }
+
+    /** The last {@link #closedOr} made (racy between callers by design: either pair is right). */
+    private volatile ClosedOr closedOr;
 
     /** Runs {@code listener} once reading would not wait: at once if it would not now, else on the next event. */
     boolean notifyReadable(Runnable listener) {
