@@ -410,9 +410,6 @@ final class Connection implements ChannelHandler, AbstractCommunicator.Link {
             }
         }
         state.markClosed();
-        // a thread sleeping in the node's wait on this connection (an event loop's blockingPoll) counts as a read:
-        // wake it, so that it sees the close at once instead of when its wait times out
-        state.wakeWaiter();
         receiver.awaitReadsLeft(CLOSE_FLUSH_DEFAULT_NANOS);
         if (ch != null) {
             ch.close();

@@ -146,9 +146,15 @@ final class ConnectionState implements Waiter.Poller {
         return closed;
     }
 
+    /**
+     * Marks the connection closed and wakes whoever waits on it, including a thread sleeping in the node's wait on it
+     * (an event loop's blockingPoll counts as a read, which the close waits for: woken, it sees the close at once
+     * instead of when its wait times out).
+     */
     void markClosed() {
         closed = true;
         wake();
+        wakeWaiter();
     }
 
     /** Whether the peer closed its side, and the stream of its bytes ends at {@link #peerFinalPosition()}. */

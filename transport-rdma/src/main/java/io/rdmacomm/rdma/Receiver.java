@@ -455,8 +455,8 @@ final class Receiver {
     boolean blockingPoll(long nanos, BooleanSupplier until) {
         boolean first = enterRead();
         try {
-            // the close waits for this wait to leave (it counts as a read): the close ends it (Connection.close
-            // wakes the node's waiter after marking the connection closed)
+            // the close waits for this wait to leave (it counts as a read): the close ends it (markClosed wakes the
+            // node's waiter)
             return !state.isClosed() && state.waitAndPoll(nanos, closedOr(until));
         } finally {
             leaveRead(first);
