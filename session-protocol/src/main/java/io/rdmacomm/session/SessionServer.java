@@ -165,16 +165,20 @@ public final class SessionServer implements AutoCloseable {
     }
 
     private void serve(Communicator peer) {
+        Exception failure = null;
         try {
             dispatcher.serve(peer);
         } catch (IOException | RuntimeException e) {
-            if (!stopping) {
-                LOG.warn("session from {} failed: {}", peer.peerName(), e.toString());
-                LOG.debug("session failure", e);
-            }
+            failure = e;
         } finally {
             sessions.remove(peer);
             permits.release();
+        }
+        // the slot is free before the line says the session ended: a log read slowly holds no permit, and a client
+        // that sees the line finds the slot free
+        if (failure != null && !stopping) {
+            LOG.warn("session from {} failed: {}", peer.peerName(), failure.toString());
+            LOG.debug("session failure", failure);
         }
     }
 

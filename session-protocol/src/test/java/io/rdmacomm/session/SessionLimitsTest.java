@@ -17,6 +17,8 @@ import io.rdmacomm.session.routine.RoutineRegistry;
 import io.rdmacomm.session.routine.StallRoutine;
 import io.rdmacomm.testkit.ScriptedPeer;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -24,6 +26,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -161,6 +164,45 @@ class SessionLimitsTest {
                 assertEquals(SessionStatus.BUSY, e.status(), e.getMessage());
                 Thread.onSpinWait();
             }
+        }
+    }
+
+    @Test
+    void aFailedSessionsSlotIsFreeWhenItsFailureIsLogged() throws Exception {
+        server = SessionServer.start(Endpoint.parse("local://limits-" + UUID.randomUUID()), 1, Duration.ofSeconds(5),
+                settings(RoutineRegistry.builtins(), 1000, Duration.ofSeconds(5), Duration.ofMillis(200)));
+        // the server's log (slf4j-simple writes to System.err as it is at each line): the live sessions at the
+        // moment the idle session's failure is written
+        CompletableFuture<Integer> liveAtFailureLine = new CompletableFuture<>();
+        PrintStream original = System.err;
+        System.setErr(new PrintStream(new OutputStream() {
+            private final StringBuilder line = new StringBuilder();
+
+            @Override
+            public void write(int b) {
+                original.write(b);
+                if (b != '\n') {
+                    line.append((char) b);
+                    return;
+                }
+                if (line.indexOf("failed") >= 0 && line.indexOf("idle timeout") >= 0) {
+                    liveAtFailureLine.complete(server.liveSessions());
+                }
+                line.setLength(0);
+            }
+        }, true));
+        try {
+            running = pool.submit(() -> {
+                server.run();
+                return null;
+            });
+            try (Communicator c = Communicators.connect(server.endpoint().toString())) {
+                SessionClient.open(c, SessionRequest.echo());
+                assertEquals(0, liveAtFailureLine.get(20, TimeUnit.SECONDS),
+                        "sessions still counted (their slot taken) as the line said the session ended");
+            }
+        } finally {
+            System.setErr(original);
         }
     }
 
