@@ -45,6 +45,11 @@ public final class SessionServer implements AutoCloseable {
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean stopping;
     private final RateLimitedLog acceptFailures = new RateLimitedLog(LOG);
+    /**
+     * Sessions that failed, at most one line a second (the others counted in the next): a flood of failing peers
+     * must not turn into a flood of lines, and a thread whose line waits for a slow stderr holds no session slot.
+     */
+    private final RateLimitedLog sessionFailures = new RateLimitedLog(LOG);
     private final Object pause = new Object();
     private static final long ACCEPT_RETRY_MILLIS = 10;
 
@@ -174,10 +179,10 @@ public final class SessionServer implements AutoCloseable {
             sessions.remove(peer);
             permits.release();
         }
-        // the slot is free before the line says the session ended: a log read slowly holds no permit, and a client
+        // the slot is free before the line says the session ended: a log read slowly holds no slot, and a client
         // that sees the line finds the slot free
         if (failure != null && !stopping) {
-            LOG.warn("session from {} failed: {}", peer.peerName(), failure.toString());
+            sessionFailures.warn("session from {} failed: {}", peer.peerName(), failure.toString());
             LOG.debug("session failure", failure);
         }
     }
@@ -185,6 +190,11 @@ public final class SessionServer implements AutoCloseable {
     /** The peers of the sessions being served now, for tests. */
     List<Communicator> sessionPeers() {
         return List.copyOf(sessions);
+    }
+
+    /** Session slots free now, for tests. */
+    int freeSlots() {
+        return permits.availablePermits();
     }
 
     /** Tasks waiting in the timer (request watchdogs and idle checks), for tests. */

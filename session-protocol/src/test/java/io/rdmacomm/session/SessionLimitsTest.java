@@ -171,9 +171,9 @@ class SessionLimitsTest {
     void aFailedSessionsSlotIsFreeWhenItsFailureIsLogged() throws Exception {
         server = SessionServer.start(Endpoint.parse("local://limits-" + UUID.randomUUID()), 1, Duration.ofSeconds(5),
                 settings(RoutineRegistry.builtins(), 1000, Duration.ofSeconds(5), Duration.ofMillis(200)));
-        // the server's log (slf4j-simple writes to System.err as it is at each line): the live sessions at the
-        // moment the idle session's failure is written
-        CompletableFuture<Integer> liveAtFailureLine = new CompletableFuture<>();
+        // the server's log (slf4j-simple writes to System.err as it is at each line): the live sessions and the free
+        // slots at the moment the idle session's failure is written
+        CompletableFuture<List<Integer>> atFailureLine = new CompletableFuture<>();
         PrintStream original = System.err;
         System.setErr(new PrintStream(new OutputStream() {
             private final StringBuilder line = new StringBuilder();
@@ -186,7 +186,7 @@ class SessionLimitsTest {
                     return;
                 }
                 if (line.indexOf("failed") >= 0 && line.indexOf("idle timeout") >= 0) {
-                    liveAtFailureLine.complete(server.liveSessions());
+                    atFailureLine.complete(List.of(server.liveSessions(), server.freeSlots()));
                 }
                 line.setLength(0);
             }
@@ -198,8 +198,8 @@ class SessionLimitsTest {
             });
             try (Communicator c = Communicators.connect(server.endpoint().toString())) {
                 SessionClient.open(c, SessionRequest.echo());
-                assertEquals(0, liveAtFailureLine.get(20, TimeUnit.SECONDS),
-                        "sessions still counted (their slot taken) as the line said the session ended");
+                assertEquals(List.of(0, 1), atFailureLine.get(20, TimeUnit.SECONDS),
+                        "[live sessions, free slots] as the line said the session ended");
             }
         } finally {
             System.setErr(original);
