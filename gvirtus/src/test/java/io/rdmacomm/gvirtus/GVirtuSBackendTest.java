@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmacomm.api.Communicator;
 import io.rdmacomm.api.Communicators;
+import io.rdmacomm.testkit.LogCapture;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Set;

@@ -15,10 +15,9 @@ import io.rdmacomm.api.support.Payloads;
 import io.rdmacomm.collectives.PeerGroup;
 import io.rdmacomm.session.routine.RoutineRegistry;
 import io.rdmacomm.session.routine.StallRoutine;
+import io.rdmacomm.testkit.LogCapture;
 import io.rdmacomm.testkit.ScriptedPeer;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -171,27 +170,13 @@ class SessionLimitsTest {
     void aFailedSessionsSlotIsFreeWhenItsFailureIsLogged() throws Exception {
         server = SessionServer.start(Endpoint.parse("local://limits-" + UUID.randomUUID()), 1, Duration.ofSeconds(5),
                 settings(RoutineRegistry.builtins(), 1000, Duration.ofSeconds(5), Duration.ofMillis(200)));
-        // the server's log (slf4j-simple writes to System.err as it is at each line): the live sessions and the free
-        // slots at the moment the idle session's failure is written
+        // the live sessions and the free slots at the moment the idle session's failure is written
         CompletableFuture<List<Integer>> atFailureLine = new CompletableFuture<>();
-        PrintStream original = System.err;
-        System.setErr(new PrintStream(new OutputStream() {
-            private final StringBuilder line = new StringBuilder();
-
-            @Override
-            public void write(int b) {
-                original.write(b);
-                if (b != '\n') {
-                    line.append((char) b);
-                    return;
-                }
-                if (line.indexOf("failed") >= 0 && line.indexOf("idle timeout") >= 0) {
-                    atFailureLine.complete(List.of(server.liveSessions(), server.freeSlots()));
-                }
-                line.setLength(0);
+        try (LogCapture log = new LogCapture(line -> {
+            if (line.contains("failed") && line.contains("idle timeout")) {
+                atFailureLine.complete(List.of(server.liveSessions(), server.freeSlots()));
             }
-        }, true));
-        try {
+        })) {
             running = pool.submit(() -> {
                 server.run();
                 return null;
@@ -201,8 +186,6 @@ class SessionLimitsTest {
                 assertEquals(List.of(0, 1), atFailureLine.get(20, TimeUnit.SECONDS),
                         "[live sessions, free slots] as the line said the session ended");
             }
-        } finally {
-            System.setErr(original);
         }
     }
 

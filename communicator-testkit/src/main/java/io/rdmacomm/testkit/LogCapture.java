@@ -1,4 +1,4 @@
-package io.rdmacomm.gvirtus;
+package io.rdmacomm.testkit;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -11,22 +11,34 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Captures what the tests' SLF4J binding (slf4j-simple, which looks up {@code System.err} on every message) logs,
- * line by line, while still passing it on; tests wait for a line instead of sleeping.
+ * line by line, while still passing it on; tests wait for a line instead of sleeping, or act on a line as it is
+ * written. {@link #close()} puts the original {@code System.err} back.
  */
-final class LogCapture implements AutoCloseable {
+public final class LogCapture implements AutoCloseable {
     private final PrintStream original = System.err;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final List<String> seen = new ArrayList<>();
+    private final Consumer<String> onLine;
 
-    LogCapture() {
+    public LogCapture() {
+        this(line -> { });
+    }
+
+    /**
+     * @param onLine runs on the logging thread with each line as it is written, before the logging call returns
+     *               (what the logger's caller does next has not happened yet)
+     */
+    public LogCapture(Consumer<String> onLine) {
+        this.onLine = onLine;
         System.setErr(new PrintStream(new LineSplitter(), true, StandardCharsets.UTF_8));
     }
 
     /** Waits up to 10 s for a logged line containing every fragment, and returns it. */
-    String await(String... fragments) throws InterruptedException {
+    public String await(String... fragments) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         for (String line : seen) {
             if (containsAll(line, fragments)) {
@@ -66,8 +78,10 @@ final class LogCapture implements AutoCloseable {
         public synchronized void write(int b) {
             original.write(b);
             if (b == '\n') {
-                lines.add(line.toString(StandardCharsets.UTF_8));
+                String done = line.toString(StandardCharsets.UTF_8);
                 line.reset();
+                onLine.accept(done);
+                lines.add(done);
             } else {
                 line.write(b);
             }
